@@ -1,0 +1,57 @@
+"""Scaled dot-product attention."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+from cs336_basics._checks import check_broadcastable_to, check_min_ndim
+from cs336_basics.softmax import softmax
+
+_OWNER = "scaled_dot_product_attention"
+
+
+def scaled_dot_product_attention(
+    Q: Float[Tensor, "... n d_k"],
+    K: Float[Tensor, "... m d_k"],
+    V: Float[Tensor, "... m d_v"],
+    mask: Bool[Tensor, "... n m"] | None = None,
+) -> Float[Tensor, "... n d_v"]:
+    """``softmax(Q Kᵀ / sqrt(d_k), masked) V`` over any leading (batch, head, …) dims.
+
+    ``n`` queries may differ from ``m`` keys and ``d_v`` from ``d_k``; leading dims
+    broadcast as in ``torch.matmul``. ``mask`` is boolean, broadcastable to ``(..., n, m)``,
+    ``True`` meaning "may attend". A query whose whole row is masked has nothing to
+    average over and gets an all-zero output rather than the NaN of a ``-inf``-only softmax.
+    """
+    check_min_ndim(_OWNER, "Q", Q, 2, "(..., n, d_k)")
+    check_min_ndim(_OWNER, "K", K, 2, "(..., m, d_k)")
+    check_min_ndim(_OWNER, "V", V, 2, "(..., m, d_v)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"{_OWNER}: Q and K must share their last dim d_k, "
+            f"got Q.shape={tuple(Q.shape)} and K.shape={tuple(K.shape)}"
+        )
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"{_OWNER}: K and V must have the same number of keys (dim -2), "
+            f"got K.shape={tuple(K.shape)} and V.shape={tuple(V.shape)}"
+        )
+
+    scores = (Q @ K.transpose(-2, -1)) * (1.0 / math.sqrt(Q.shape[-1]))  # (..., n, m)
+    if mask is None:
+        return softmax(scores, dim=-1) @ V
+
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"{_OWNER}: mask must be a bool tensor (True = may attend), got {got}")
+    check_broadcastable_to(_OWNER, "mask", mask, scores.shape, "(..., n, m), the score shape")
+    blocked = ~mask
+    probs = softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
+    # Fully masked rows come out of the softmax as NaN (0/0); zeroing the masked entries
+    # turns them into zero rows and is a no-op everywhere else.
+    probs = probs.masked_fill(blocked, 0.0)
+    return probs @ V

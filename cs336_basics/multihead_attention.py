@@ -1,0 +1,105 @@
+"""Causal multi-head self-attention with optional RoPE."""
+
+from __future__ import annotations
+
+import torch
+from einops import rearrange
+from jaxtyping import Float, Int
+from torch import Tensor, nn
+
+from cs336_basics._checks import (
+    check_broadcastable_to,
+    check_integer_tensor,
+    check_last_dim,
+    check_min_ndim,
+    check_positive_int,
+)
+from cs336_basics.attention import scaled_dot_product_attention
+from cs336_basics.linear import Linear
+from cs336_basics.rope import RotaryPositionalEmbedding
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """Causal self-attention with ``num_heads`` heads of size ``d_k = d_v = d_model / num_heads``.
+
+    ``q_proj``/``k_proj``/``v_proj``/``output_proj`` are bias-free ``Linear(d_model, d_model)``.
+    Each of q/k/v is one matmul for all heads: rows ``h·d_k … (h+1)·d_k - 1`` of its
+    weight are head ``h``. RoPE is applied iff ``theta`` is given (then ``max_seq_len`` is
+    required); it rotates Q and K of every head with the same positions, never V. Query
+    ``i`` attends keys ``j ≤ i`` by sequence index, whatever the token positions are.
+
+    ``forward(x, token_positions=None)``: ``x (..., seq, d_model)`` → ``(..., seq, d_model)``;
+    ``token_positions`` (broadcastable to ``(..., seq)``, default ``0 … seq-1``) only
+    matters when RoPE is on and is ignored otherwise.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        *,
+        max_seq_len: int | None = None,
+        theta: float | None = None,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__()
+        owner = "MultiHeadSelfAttention"
+        check_positive_int(owner, "d_model", d_model)
+        check_positive_int(owner, "num_heads", num_heads)
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"{owner}: d_model must be divisible by num_heads, "
+                f"got d_model={d_model}, num_heads={num_heads}"
+            )
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+
+        self.q_proj = Linear(d_model, d_model, device=device, dtype=dtype)
+        self.k_proj = Linear(d_model, d_model, device=device, dtype=dtype)
+        self.v_proj = Linear(d_model, d_model, device=device, dtype=dtype)
+        self.output_proj = Linear(d_model, d_model, device=device, dtype=dtype)
+        # Parameter-free (its tables are non-persistent), so the state dict holds exactly
+        # the four projection weights with or without RoPE.
+        self.rope: RotaryPositionalEmbedding | None = None
+        if theta is not None:
+            if max_seq_len is None:
+                raise ValueError(f"{owner}: RoPE (theta={theta}) needs max_seq_len, got None")
+            self.rope = RotaryPositionalEmbedding(
+                theta, self.d_k, max_seq_len, device=device, dtype=dtype
+            )
+
+    def forward(
+        self,
+        x: Float[Tensor, "... seq d_model"],
+        token_positions: Int[Tensor, "... seq"] | None = None,
+    ) -> Float[Tensor, "... seq d_model"]:
+        owner = "MultiHeadSelfAttention"
+        check_last_dim(owner, "x", x, self.d_model)
+        check_min_ndim(owner, "x", x, 2, "(..., seq, d_model)")
+        seq_len = x.shape[-2]
+
+        split_heads = "... seq (heads d_k) -> ... heads seq d_k"
+        q = rearrange(self.q_proj(x), split_heads, heads=self.num_heads)
+        k = rearrange(self.k_proj(x), split_heads, heads=self.num_heads)
+        v = rearrange(self.v_proj(x), split_heads, heads=self.num_heads)
+
+        if self.rope is not None:
+            if token_positions is not None:
+                check_integer_tensor(owner, "token_positions", token_positions)
+                check_broadcastable_to(
+                    owner, "token_positions", token_positions, x.shape[:-1], "(..., seq)"
+                )
+                if token_positions.ndim > 0:
+                    # (..., seq) -> (..., 1, seq): the same positions for every head.
+                    token_positions = token_positions.unsqueeze(-2)
+            q = self.rope(q, token_positions)
+            k = self.rope(k, token_positions)
+
+        causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).tril()
+        out = scaled_dot_product_attention(q, k, v, mask=causal)
+        return self.output_proj(rearrange(out, "... heads seq d_v -> ... seq (heads d_v)"))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, rope={self.rope is not None}"

@@ -1,0 +1,107 @@
+"""Find the adapters module under test and call into it without tracebacks from the harness.
+
+The tests never import an adapters module themselves: they receive an `Adapters` object
+whose `run_*` attributes forward to whichever module `--adapters` / `CS336_ADAPTERS` names.
+A missing function or a `NotImplementedError` fails only the tests that need that function,
+each with the one line `not implemented: run_rope`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _pytest.outcomes import Failed
+
+ENV_VAR = "CS336_ADAPTERS"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_ADAPTERS = REPO_ROOT / "tests" / "adapters.py"
+
+
+class NotImplementedFailure(Failed):
+    """A test failed because the adapter it needs is missing or raises NotImplementedError.
+
+    A subclass of pytest's own failure outcome, so pytest prints only the message, and the
+    grader can tell "not implemented" apart from "wrong".
+    """
+
+
+class AdapterImportFailure(Failed):
+    """The adapters module itself could not be imported."""
+
+
+def looks_like_path(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
+
+
+def _load_from_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise FileNotFoundError(f"no adapters file at {path}")
+    # A file at <dir>/tests/adapters.py next to <dir>/cs336_basics/ is a student's checkout:
+    # put <dir> first on the path so that *its* cs336_basics is the package under test.
+    checkout = path.parent.parent
+    if path.parent.name == "tests" and (checkout / "cs336_basics").is_dir():
+        sys.path.insert(0, str(checkout))
+    module_name = "cs336_adapters_under_test"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_module(spec: str) -> ModuleType:
+    """Import `spec`, a dotted module name (`my_pkg.adapters`) or a path to a `.py` file."""
+    if looks_like_path(spec):
+        return _load_from_file(Path(spec).expanduser().resolve())
+    return importlib.import_module(spec)
+
+
+def resolve_spec(option_value: str | None, environ: dict[str, str]) -> str:
+    """The command-line option wins over the environment variable, which wins over the default."""
+    return option_value or environ.get(ENV_VAR) or str(DEFAULT_ADAPTERS)
+
+
+class Adapters:
+    """The `run_*` functions of one adapters module, wrapped for one-line failure messages."""
+
+    def __init__(self, spec: str):
+        self.spec = spec
+        self.module: ModuleType | None = None
+        self.import_error: str | None = None
+        try:
+            self.module = load_module(spec)
+        except (Exception, SystemExit) as error:  # sys.exit() at import must not end the session
+            last = traceback.format_exception_only(type(error), error)[-1].strip()
+            self.import_error = f"cannot import adapters {spec!r}: {last}"
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if not name.startswith("run_"):
+            raise AttributeError(name)
+        if self.import_error is not None:
+            raise AdapterImportFailure(self.import_error, pytrace=False)
+        function = getattr(self.module, name, None)
+        if not callable(function):
+            raise NotImplementedFailure(f"not implemented: {name}", pytrace=False)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            try:
+                return function(*args, **kwargs)
+            except NotImplementedError:
+                raise NotImplementedFailure(f"not implemented: {name}", pytrace=False) from None
+
+        return call
+
+
+def is_not_implemented(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+    return excinfo is not None and excinfo.errisinstance(NotImplementedFailure)

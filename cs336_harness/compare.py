@@ -1,0 +1,54 @@
+"""Compare an implementation's output with the oracle's, and say precisely how it differs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+
+def assert_matches_oracle(
+    actual: object,
+    expected: torch.Tensor,
+    *,
+    dtype: torch.dtype,
+    rtol: float,
+    atol: float,
+    what: str = "output",
+) -> None:
+    """Fail the test unless `actual` has `expected`'s shape, the given dtype, and its values.
+
+    `expected` is the oracle's float64 truth (stored as float32, see the generator). The check
+    is `|actual - expected| <= atol + rtol * |expected|` elementwise, done in float64 so the
+    comparison adds no rounding of its own. The failure message names the shape/dtype problem,
+    or the largest absolute and relative errors, how many elements are off and where the worst
+    one is (torch.testing's report), without a traceback through the harness.
+    """
+    __tracebackhide__ = True
+    if not isinstance(actual, torch.Tensor):
+        pytest.fail(f"{what}: expected a torch.Tensor, got {type(actual).__name__}", pytrace=False)
+    if tuple(actual.shape) != tuple(expected.shape):
+        pytest.fail(
+            f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}",
+            pytrace=False,
+        )
+    if actual.dtype != dtype:
+        pytest.fail(f"{what}: dtype {actual.dtype}, expected {dtype}", pytrace=False)
+    actual64, expected64 = actual.detach().cpu().double(), expected.double()
+    # torch.isclose applies the same rule as torch.testing.assert_close; checking with it first
+    # spares passing tests the ~4 s that assert_close's first call spends importing
+    # torch.distributed. torch.testing still writes the report when something is off.
+    if torch.isclose(actual64, expected64, rtol=rtol, atol=atol).all():
+        return
+    try:
+        torch.testing.assert_close(
+            actual64,
+            expected64,
+            rtol=rtol,
+            atol=atol,
+            msg=lambda report: (
+                f"{what} ({tuple(actual.shape)}, {dtype}) differs from the "
+                f"oracle.{report.removeprefix('Tensor-likes are not close!')}"
+            ),
+        )
+    except AssertionError as mismatch:
+        pytest.fail(str(mismatch), pytrace=False)

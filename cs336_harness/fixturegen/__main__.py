@@ -1,0 +1,50 @@
+"""Rebuild every fixture from the oracle: `python -m cs336_harness.fixturegen` (`make fixtures`).
+
+The output is a pure function of the seed: running it twice, or on another machine, writes
+the same bytes, which `MANIFEST.sha256` records.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from cs336_harness.fixturegen import evidence
+from cs336_harness.fixturegen.core_cases import REFERENCE_CONFIG, add_core
+from cs336_harness.fixturegen.writer import FixtureSet
+from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
+
+DEFAULT_SEED = 336
+
+
+def build(seed: int) -> tuple[FixtureSet, dict[str, np.ndarray]]:
+    fs = FixtureSet(seed)
+    model = add_core(fs)
+    return fs, model
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_FIXTURES, help="fixture directory")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="the seed every weight and input is drawn from",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print nothing")
+    args = parser.parse_args(argv)
+    fs, model = build(args.seed)
+    files = fs.write(args.out)
+    if args.quiet:
+        return
+    cases = sum(len(entries) for entries in fs.cases.values())
+    print(f"wrote {len(files)} files, {cases} cases in {len(fs.cases)} families to {args.out}")
+    ids = fs.rng("evidence").integers(0, REFERENCE_CONFIG["vocab_size"], (4, 16))
+    print("\n".join(evidence.report(model, REFERENCE_CONFIG, ids)))
+
+
+if __name__ == "__main__":
+    main()

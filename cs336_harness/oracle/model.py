@@ -1,0 +1,296 @@
+"""Float64 reference Transformer block and language model, for every SPEC architecture variant.
+
+Weights are plain dicts from SPEC parameter names to arrays. The oracle is strict about them:
+a missing name raises ``KeyError``, and an unexpected name or a wrong shape raises
+``ValueError``, so a fixture built from the wrong weights cannot pass silently. Dropout is
+not modelled: this is the evaluation-mode forward pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cs336_harness.oracle.attention import ROPE_PAIRINGS, multihead_self_attention
+from cs336_harness.oracle.functional import (
+    embedding,
+    feedforward,
+    layernorm,
+    linear,
+    rmsnorm,
+    swiglu,
+)
+
+Array = NDArray[np.float64]
+
+#: Architecture options and their defaults (the LLaMA-style pre-norm decoder of the SPEC).
+DEFAULT_CONFIG: dict[str, Any] = {
+    "rope_theta": 10000.0,
+    "norm": "rmsnorm",
+    "norm_eps": 1e-5,
+    "norm_position": "pre",
+    "positions": "rope",
+    "rope_pairing": "interleaved",
+    "ffn": "swiglu",
+    "gelu_approximate": "none",
+    "bias": False,
+    "tie_embeddings": False,
+    # Accepted so that a training config can be passed unchanged; evaluation mode ignores it.
+    "dropout": 0.0,
+}
+
+#: Size keys: required by ``transformer_lm``, optional for ``transformer_block``.
+SIZE_KEYS = ("vocab_size", "context_length", "d_model", "num_layers", "num_heads", "d_ff")
+
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "norm": ("rmsnorm", "layernorm", "none"),
+    "norm_position": ("pre", "post"),
+    "positions": ("rope", "learned", "none"),
+    "rope_pairing": ROPE_PAIRINGS,
+    "ffn": ("swiglu", "silu", "gelu"),
+    "gelu_approximate": ("none", "tanh"),
+    "bias": (False, True),
+    "tie_embeddings": (False, True),
+}
+
+
+def _resolve_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Fill in defaults and reject unknown keys or values (a typo must not mean "default")."""
+    config = dict(config or {})
+    unknown = set(config) - set(DEFAULT_CONFIG) - set(SIZE_KEYS)
+    if unknown:
+        raise ValueError(f"unknown config keys: {sorted(unknown)}")
+    resolved = {**DEFAULT_CONFIG, **config}
+    for key, allowed in _CHOICES.items():
+        if resolved[key] not in allowed:
+            raise ValueError(f"config {key}={resolved[key]!r}; expected one of {allowed}")
+    return resolved
+
+
+def _block_parameter_shapes(
+    cfg: Mapping[str, Any], d_model: int, d_ff: int
+) -> dict[str, tuple[int, ...]]:
+    shapes: dict[str, tuple[int, ...]] = {}
+    bias = cfg["bias"]
+    if cfg["norm"] != "none":
+        for name in ("ln1", "ln2"):
+            shapes[f"{name}.weight"] = (d_model,)
+            if cfg["norm"] == "layernorm" and bias:
+                shapes[f"{name}.bias"] = (d_model,)
+    for proj in ("q_proj", "k_proj", "v_proj", "output_proj"):
+        shapes[f"attn.{proj}.weight"] = (d_model, d_model)
+        if bias:
+            shapes[f"attn.{proj}.bias"] = (d_model,)
+    ffn_shapes = {"w1": (d_ff, d_model), "w2": (d_model, d_ff)}
+    if cfg["ffn"] == "swiglu":
+        ffn_shapes["w3"] = (d_ff, d_model)
+    for name, shape in ffn_shapes.items():
+        shapes[f"ffn.{name}.weight"] = shape
+        if bias:
+            shapes[f"ffn.{name}.bias"] = (shape[0],)
+    return shapes
+
+
+def lm_parameter_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Every parameter name of the language model described by ``config``, with its shape.
+
+    With ``tie_embeddings`` the head is ``token_embeddings.weight`` and ``lm_head.weight`` is
+    not listed.
+    """
+    cfg = _resolve_config(config)
+    vocab, d_model = cfg["vocab_size"], cfg["d_model"]
+    shapes: dict[str, tuple[int, ...]] = {"token_embeddings.weight": (vocab, d_model)}
+    if cfg["positions"] == "learned":
+        shapes["position_embeddings.weight"] = (cfg["context_length"], d_model)
+    block = _block_parameter_shapes(cfg, d_model, cfg["d_ff"])
+    for i in range(cfg["num_layers"]):
+        shapes.update({f"layers.{i}.{name}": shape for name, shape in block.items()})
+    if cfg["norm"] != "none" and cfg["norm_position"] == "pre":
+        shapes["ln_final.weight"] = (d_model,)
+        if cfg["norm"] == "layernorm" and cfg["bias"]:
+            shapes["ln_final.bias"] = (d_model,)
+    if not cfg["tie_embeddings"]:
+        shapes["lm_head.weight"] = (vocab, d_model)
+    return shapes
+
+
+def _check_weights(
+    weights: Mapping[str, ArrayLike],
+    expected: Mapping[str, tuple[int, ...]],
+    where: str,
+    optional: frozenset[str] = frozenset(),
+) -> None:
+    missing = sorted(set(expected) - set(weights))
+    if missing:
+        raise KeyError(f"{where}: missing weights {missing}")
+    unexpected = sorted(set(weights) - set(expected) - optional)
+    if unexpected:
+        raise ValueError(f"{where}: unexpected weights {unexpected}")
+    for name, shape in expected.items():
+        actual = np.shape(weights[name])
+        if actual != shape:
+            raise ValueError(f"{where}: {name} has shape {actual}, expected {shape}")
+
+
+def _norm(h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[str, Any]) -> Array:
+    if cfg["norm"] == "none":
+        return h
+    if cfg["norm"] == "rmsnorm":
+        return rmsnorm(h, weights[f"{name}.weight"], eps=cfg["norm_eps"])
+    return layernorm(h, weights[f"{name}.weight"], weights.get(f"{name}.bias"), eps=cfg["norm_eps"])
+
+
+def _ffn(h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any]) -> Array:
+    w = weights.get
+    if cfg["ffn"] == "swiglu":
+        return swiglu(
+            h,
+            w("ffn.w1.weight"),
+            w("ffn.w2.weight"),
+            w("ffn.w3.weight"),
+            b1=w("ffn.w1.bias"),
+            b2=w("ffn.w2.bias"),
+            b3=w("ffn.w3.bias"),
+        )
+    return feedforward(
+        h,
+        w("ffn.w1.weight"),
+        w("ffn.w2.weight"),
+        activation=cfg["ffn"],
+        approximate=cfg["gelu_approximate"],
+        b1=w("ffn.w1.bias"),
+        b2=w("ffn.w2.bias"),
+    )
+
+
+def _attn(
+    h: Array,
+    weights: Mapping[str, ArrayLike],
+    num_heads: int,
+    cfg: Mapping[str, Any],
+    positions: ArrayLike | None,
+) -> Array:
+    w = weights.get
+    use_rope = cfg["positions"] == "rope"
+    return multihead_self_attention(
+        h,
+        w("attn.q_proj.weight"),
+        w("attn.k_proj.weight"),
+        w("attn.v_proj.weight"),
+        w("attn.output_proj.weight"),
+        num_heads,
+        theta=cfg["rope_theta"] if use_rope else None,
+        positions=positions if use_rope else None,
+        pairing=cfg["rope_pairing"],
+        q_bias=w("attn.q_proj.bias"),
+        k_bias=w("attn.k_proj.bias"),
+        v_bias=w("attn.v_proj.bias"),
+        o_bias=w("attn.output_proj.bias"),
+    )
+
+
+def transformer_block(
+    x: ArrayLike,
+    weights: Mapping[str, ArrayLike],
+    *,
+    num_heads: int,
+    config: Mapping[str, Any] | None = None,
+    positions: ArrayLike | None = None,
+) -> Array:
+    """One Transformer block.
+
+    Pre-norm: ``h = x + attn(norm1(x)); out = h + ffn(norm2(h))``.
+    Post-norm: ``h = norm1(x + attn(x)); out = norm2(h + ffn(h))``.
+
+    Args:
+        x: ``(..., seq, d_model)``.
+        weights: block-relative names (``ln1.weight``, ``attn.q_proj.weight``,
+            ``ffn.w1.weight``, ``*.bias`` where the config has them), exactly those.
+        num_heads: attention heads.
+        config: architecture options (see ``DEFAULT_CONFIG``); None = the defaults. Size keys
+            are optional here; ``d_ff`` defaults to the rows of ``ffn.w1.weight``.
+        positions: integer RoPE positions broadcastable to ``(..., seq)``; default
+            ``arange(seq)``. Ignored unless the config uses RoPE.
+
+    Returns:
+        ``(..., seq, d_model)``.
+    """
+    cfg = _resolve_config(config)
+    x = np.asarray(x, dtype=np.float64)
+    d_model = x.shape[-1]
+    if cfg.get("d_model", d_model) != d_model:
+        raise ValueError(f"transformer_block: x has d_model {d_model}, config {cfg['d_model']}")
+    if cfg.get("num_heads", num_heads) != num_heads:
+        raise ValueError(f"transformer_block: num_heads {num_heads}, config {cfg['num_heads']}")
+    if "ffn.w1.weight" not in weights:
+        raise KeyError("transformer_block: missing weights ['ffn.w1.weight']")
+    d_ff = cfg.get("d_ff", np.shape(weights["ffn.w1.weight"])[0])
+    _check_weights(weights, _block_parameter_shapes(cfg, d_model, d_ff), "transformer_block")
+
+    if cfg["norm_position"] == "pre":
+        h = x + _attn(_norm(x, weights, "ln1", cfg), weights, num_heads, cfg, positions)
+        return h + _ffn(_norm(h, weights, "ln2", cfg), weights, cfg)
+    h = _norm(x + _attn(x, weights, num_heads, cfg, positions), weights, "ln1", cfg)
+    return _norm(h + _ffn(h, weights, cfg), weights, "ln2", cfg)
+
+
+def transformer_lm(
+    ids: ArrayLike, weights: Mapping[str, ArrayLike], config: Mapping[str, Any]
+) -> Array:
+    """Decoder-only language model: embeddings → blocks → (ln_final) → head → logits.
+
+    Args:
+        ids: integer token ids ``(batch, seq)``, ``seq ≤ context_length``, each in
+            ``[0, vocab_size)``.
+        weights: full parameter names (see ``lm_parameter_shapes``), exactly those; with
+            ``tie_embeddings`` an ``lm_head.weight`` equal to ``token_embeddings.weight`` is
+            also accepted.
+        config: must hold every key of ``SIZE_KEYS``; other options default.
+
+    Returns:
+        unnormalised logits ``(batch, seq, vocab_size)``.
+    """
+    cfg = _resolve_config(config)
+    missing = [key for key in SIZE_KEYS if key not in cfg]
+    if missing:
+        raise KeyError(f"transformer_lm: config lacks {missing}")
+    ids = np.asarray(ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"transformer_lm: ids must be integers, got {ids.dtype}")
+    if ids.ndim < 1:
+        raise ValueError("transformer_lm: ids need a sequence dimension")
+    seq = ids.shape[-1]
+    if seq > cfg["context_length"]:
+        raise ValueError(f"transformer_lm: seq {seq} > context_length {cfg['context_length']}")
+    if ids.size and (ids.min() < 0 or ids.max() >= cfg["vocab_size"]):
+        raise ValueError(f"transformer_lm: ids must lie in [0, {cfg['vocab_size']})")
+
+    tied = cfg["tie_embeddings"]
+    optional = frozenset({"lm_head.weight"}) if tied else frozenset()
+    _check_weights(weights, lm_parameter_shapes(cfg), "transformer_lm", optional)
+    if (
+        tied
+        and "lm_head.weight" in weights
+        and not np.array_equal(
+            np.asarray(weights["lm_head.weight"]), np.asarray(weights["token_embeddings.weight"])
+        )
+    ):
+        raise ValueError("transformer_lm: tied embeddings, but lm_head.weight differs")
+
+    x = embedding(weights["token_embeddings.weight"], ids)
+    if cfg["positions"] == "learned":
+        x = x + np.asarray(weights["position_embeddings.weight"], dtype=np.float64)[:seq]
+    positions = np.arange(seq)
+    for i in range(cfg["num_layers"]):
+        prefix = f"layers.{i}."
+        block_weights = {k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)}
+        x = transformer_block(
+            x, block_weights, num_heads=cfg["num_heads"], config=cfg, positions=positions
+        )
+    if cfg["norm_position"] == "pre":
+        x = _norm(x, weights, "ln_final", cfg)
+    head = weights["token_embeddings.weight"] if tied else weights["lm_head.weight"]
+    return linear(x, head)

@@ -1,0 +1,224 @@
+"""The adapters module the tests use by default: glue from the harness to ``cs336_basics``.
+
+Each ``run_*`` function builds one component of the reference implementation, loads the
+weights it is handed, runs a forward pass without autograd and returns the output tensor.
+Function and parameter names follow the upstream CS336 (2025) adapters, so a student's
+adapters file can be used instead. Another implementation is swapped in with
+``--adapters`` / ``CS336_ADAPTERS``, never by editing the tests.
+
+Modules are built on the device of the input they run on, in the dtype of the floating
+input (so mixed-dtype calls do not fail in a matmul); integer-input components (embedding,
+LM) take the dtype of their weights.
+"""
+
+from __future__ import annotations
+
+import torch
+from jaxtyping import Bool, Float, Int
+from torch import Tensor
+
+from cs336_basics import (
+    Embedding,
+    Linear,
+    MultiHeadSelfAttention,
+    RMSNorm,
+    RotaryPositionalEmbedding,
+    SwiGLU,
+    TransformerBlock,
+    TransformerLM,
+    scaled_dot_product_attention,
+    silu,
+    softmax,
+)
+
+
+def run_linear(
+    d_in: int,
+    d_out: int,
+    weights: Float[Tensor, " d_out d_in"],
+    in_features: Float[Tensor, " ... d_in"],
+) -> Float[Tensor, " ... d_out"]:
+    """Apply a bias-free ``Linear(d_in, d_out)`` holding ``weights`` to ``in_features``."""
+    layer = Linear(d_in, d_out, device=in_features.device, dtype=in_features.dtype)
+    layer.load_state_dict({"weight": weights})
+    with torch.no_grad():
+        return layer(in_features)
+
+
+def run_embedding(
+    vocab_size: int,
+    d_model: int,
+    weights: Float[Tensor, " vocab_size d_model"],
+    token_ids: Int[Tensor, " ..."],
+) -> Float[Tensor, " ... d_model"]:
+    """Look up ``token_ids`` in an ``Embedding(vocab_size, d_model)`` table set to ``weights``."""
+    layer = Embedding(vocab_size, d_model, device=token_ids.device, dtype=weights.dtype)
+    layer.load_state_dict({"weight": weights})
+    with torch.no_grad():
+        return layer(token_ids)
+
+
+def run_swiglu(
+    d_model: int,
+    d_ff: int,
+    w1_weight: Float[Tensor, " d_ff d_model"],
+    w2_weight: Float[Tensor, " d_model d_ff"],
+    w3_weight: Float[Tensor, " d_ff d_model"],
+    in_features: Float[Tensor, " ... d_model"],
+) -> Float[Tensor, " ... d_model"]:
+    """Run the SwiGLU feed-forward ``w2(silu(w1 x) * w3 x)`` with the three given matrices."""
+    ffn = SwiGLU(d_model, d_ff, device=in_features.device, dtype=in_features.dtype)
+    ffn.load_state_dict({"w1.weight": w1_weight, "w2.weight": w2_weight, "w3.weight": w3_weight})
+    with torch.no_grad():
+        return ffn(in_features)
+
+
+def run_scaled_dot_product_attention(
+    Q: Float[Tensor, " ... queries d_k"],
+    K: Float[Tensor, " ... keys d_k"],
+    V: Float[Tensor, " ... keys d_v"],
+    mask: Bool[Tensor, " ... queries keys"] | None = None,
+) -> Float[Tensor, " ... queries d_v"]:
+    """Attention ``softmax(QKᵀ/√d_k) V``; ``mask`` True marks the keys a query may attend."""
+    with torch.no_grad():
+        return scaled_dot_product_attention(Q, K, V, mask)
+
+
+def run_multihead_self_attention(
+    d_model: int,
+    num_heads: int,
+    q_proj_weight: Float[Tensor, " d_model d_model"],
+    k_proj_weight: Float[Tensor, " d_model d_model"],
+    v_proj_weight: Float[Tensor, " d_model d_model"],
+    o_proj_weight: Float[Tensor, " d_model d_model"],
+    in_features: Float[Tensor, " ... seq d_model"],
+) -> Float[Tensor, " ... seq d_model"]:
+    """Causal multi-head self-attention without RoPE, using the four projection matrices."""
+    mha = MultiHeadSelfAttention(
+        d_model, num_heads, device=in_features.device, dtype=in_features.dtype
+    )
+    mha.load_state_dict(_mha_state(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight))
+    with torch.no_grad():
+        return mha(in_features)
+
+
+def run_multihead_self_attention_with_rope(
+    d_model: int,
+    num_heads: int,
+    max_seq_len: int,
+    theta: float,
+    q_proj_weight: Float[Tensor, " d_model d_model"],
+    k_proj_weight: Float[Tensor, " d_model d_model"],
+    v_proj_weight: Float[Tensor, " d_model d_model"],
+    o_proj_weight: Float[Tensor, " d_model d_model"],
+    in_features: Float[Tensor, " ... seq d_model"],
+    token_positions: Int[Tensor, " ... seq"] | None = None,
+) -> Float[Tensor, " ... seq d_model"]:
+    """Causal multi-head self-attention with RoPE on Q and K at ``token_positions``.
+
+    ``token_positions=None`` means positions ``0 … seq-1``.
+    """
+    mha = MultiHeadSelfAttention(
+        d_model,
+        num_heads,
+        max_seq_len=max_seq_len,
+        theta=theta,
+        device=in_features.device,
+        dtype=in_features.dtype,
+    )
+    mha.load_state_dict(_mha_state(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight))
+    with torch.no_grad():
+        return mha(in_features, token_positions)
+
+
+def run_rope(
+    d_k: int,
+    theta: float,
+    max_seq_len: int,
+    in_query_or_key: Float[Tensor, " ... seq d_k"],
+    token_positions: Int[Tensor, " ... seq"],
+) -> Float[Tensor, " ... seq d_k"]:
+    """Rotate adjacent pairs of ``in_query_or_key`` by RoPE angles at ``token_positions``."""
+    rope = RotaryPositionalEmbedding(theta, d_k, max_seq_len, device=in_query_or_key.device)
+    with torch.no_grad():
+        return rope(in_query_or_key, token_positions)
+
+
+def run_transformer_block(
+    d_model: int,
+    num_heads: int,
+    d_ff: int,
+    max_seq_len: int,
+    theta: float,
+    weights: dict[str, Tensor],
+    in_features: Float[Tensor, " batch seq d_model"],
+) -> Float[Tensor, " batch seq d_model"]:
+    """One pre-norm block; ``weights`` keys are relative to it (``attn.q_proj.weight``, ...)."""
+    block = TransformerBlock(
+        d_model,
+        num_heads,
+        d_ff,
+        max_seq_len,
+        theta,
+        device=in_features.device,
+        dtype=in_features.dtype,
+    )
+    block.load_state_dict(weights)
+    with torch.no_grad():
+        return block(in_features)
+
+
+def run_transformer_lm(
+    vocab_size: int,
+    context_length: int,
+    d_model: int,
+    num_layers: int,
+    num_heads: int,
+    d_ff: int,
+    rope_theta: float,
+    weights: dict[str, Tensor],
+    in_indices: Int[Tensor, " batch seq"],
+) -> Float[Tensor, " batch seq vocab_size"]:
+    """Logits of the full LM for ``in_indices``; ``weights`` uses the model's state-dict names."""
+    model = TransformerLM(
+        vocab_size,
+        context_length,
+        d_model,
+        num_layers,
+        num_heads,
+        d_ff,
+        rope_theta,
+        device=in_indices.device,
+        dtype=weights["token_embeddings.weight"].dtype,
+    )
+    model.load_state_dict(weights)
+    with torch.no_grad():
+        return model(in_indices)
+
+
+def run_rmsnorm(
+    d_model: int,
+    eps: float,
+    weights: Float[Tensor, " d_model"],
+    in_features: Float[Tensor, " ... d_model"],
+) -> Float[Tensor, " ... d_model"]:
+    """RMS-normalise the last dim of ``in_features`` and scale by the gain ``weights``."""
+    norm = RMSNorm(d_model, eps, device=in_features.device, dtype=weights.dtype)
+    norm.load_state_dict({"weight": weights})
+    with torch.no_grad():
+        return norm(in_features)
+
+
+def run_silu(in_features: Float[Tensor, " ..."]) -> Float[Tensor, " ..."]:
+    """Elementwise SiLU, ``x * sigmoid(x)``."""
+    return silu(in_features)
+
+
+def run_softmax(in_features: Float[Tensor, " ..."], dim: int) -> Float[Tensor, " ..."]:
+    """Softmax of ``in_features`` along ``dim``."""
+    return softmax(in_features, dim=dim)
+
+
+def _mha_state(q: Tensor, k: Tensor, v: Tensor, o: Tensor) -> dict[str, Tensor]:
+    """State dict of a MultiHeadSelfAttention from its four projection matrices."""
+    return {"q_proj.weight": q, "k_proj.weight": k, "v_proj.weight": v, "output_proj.weight": o}

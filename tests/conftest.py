@@ -1,0 +1,1 @@
+pytest_plugins = ["cs336_harness.pytest_plugin"]

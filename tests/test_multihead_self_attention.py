@@ -1,0 +1,22 @@
+"""Causal multi-head self-attention without position information."""
+
+import pytest
+import torch
+
+from cs336_harness.compare import assert_matches_oracle
+from tests.tolerances import MULTIHEAD_ATTENTION
+
+pytestmark = pytest.mark.family("multihead_self_attention")
+
+
+def test_multihead_self_attention(case, adapters):
+    out = adapters.run_multihead_self_attention(
+        d_model=case.params["d_model"],
+        num_heads=case.params["num_heads"],
+        q_proj_weight=case.weights["q_proj.weight"],
+        k_proj_weight=case.weights["k_proj.weight"],
+        v_proj_weight=case.weights["v_proj.weight"],
+        o_proj_weight=case.weights["output_proj.weight"],
+        in_features=case["in_features"],
+    )
+    assert_matches_oracle(out, case.expected, dtype=torch.float32, **MULTIHEAD_ATTENTION)

@@ -1,0 +1,19 @@
+"""RMSNorm: x / sqrt(mean(x²) + eps) · g, computed in float32, returned in the input's dtype."""
+
+import pytest
+
+from cs336_harness.compare import assert_matches_oracle
+from tests.tolerances import RMSNORM, for_dtype
+
+pytestmark = pytest.mark.family("rmsnorm")
+
+
+def test_rmsnorm(case, adapters):
+    x = case["in_features"]
+    out = adapters.run_rmsnorm(
+        d_model=case.params["d_model"],
+        eps=case.params["eps"],
+        weights=case.weights["weight"],
+        in_features=x,
+    )
+    assert_matches_oracle(out, case.expected, dtype=x.dtype, **for_dtype(x.dtype, RMSNORM))

@@ -1,0 +1,19 @@
+"""Scaled dot-product attention with any leading dims, n ≠ m, d_v ≠ d_k and boolean masks."""
+
+import pytest
+import torch
+
+from cs336_harness.compare import assert_matches_oracle
+from tests.tolerances import ATTENTION
+
+pytestmark = pytest.mark.family("scaled_dot_product_attention")
+
+
+def test_scaled_dot_product_attention(case, adapters):
+    out = adapters.run_scaled_dot_product_attention(
+        Q=case["Q"],
+        K=case["K"],
+        V=case["V"],
+        mask=case["mask"] if case.params["mask"] else None,
+    )
+    assert_matches_oracle(out, case.expected, dtype=torch.float32, **ATTENTION)

@@ -1,0 +1,60 @@
+"""Tolerances, one per family: |actual − expected| ≤ atol + rtol·|expected| elementwise.
+
+`expected` is the float64 oracle's output; every fixture is scaled so outputs are O(1) (at
+most ~6 in magnitude, silu's ±90 aside), so atol and rtol are of one size. float32's unit
+roundoff is u = 2⁻²⁴ ≈ 6e-8. Each bound below is about ten times the largest error measured
+for two correct float32 implementations written in different styles (`tests/adapters.py`,
+from-scratch; `tests/fused_adapters.py`, fused PyTorch ops) and the float32 error analysis
+of the operation, and far below the error of every deliberately wrong module in
+`tests/wrong_adapters/` (the meta-test checks both sides). Measured with
+`uv run python -m tests.measure_errors`.
+"""
+
+import torch
+
+# Elementwise: a few roundings per element. Measured: 9.5e-7 at |y| = 90, 4.8e-7 at |y| ≈ 8.
+ELEMENTWISE = {"rtol": 1e-6, "atol": 1e-6}
+
+# Outputs in [0, 1]; a log-sum-exp formulation loses up to |x − max|·u relative on tiny
+# probabilities, which atol covers. Measured: 6e-8.
+SOFTMAX = {"rtol": 1e-6, "atol": 1e-7}
+
+# A 64-term mean of squares, an rsqrt and a product: a few u relative. Measured: 4.8e-7 at 6.
+RMSNORM = {"rtol": 2e-6, "atol": 2e-6}
+
+# Dot products of up to 128 terms, summed in whatever order the BLAS picks: about √n·u times
+# Σ|x_i w_i| ≈ 6, i.e. ~4e-6 at worst in practice. Measured: 9.5e-7 (linear), 6.9e-7 (swiglu).
+LINEAR = {"rtol": 1e-5, "atol": 1e-5}
+SWIGLU = LINEAR
+
+# Most implementations build the cos/sin table in float32, so the angle carries u·angle of
+# error: with angles up to 63 rad and |x| up to ~4 that is up to 1.4e-5. Measured: 1.7e-6
+# for a float32 table, 2.4e-7 for a float64 one. Wrong pairings, frequencies or positions
+# are off by O(1).
+ROPE = {"rtol": 2e-5, "atol": 2e-5}
+
+# Two matmuls around a softmax, d ≤ 16. Measured: 4.2e-7.
+ATTENTION = {"rtol": 5e-6, "atol": 5e-6}
+
+# Four projections, attention and (with RoPE) the table rounding above. Measured: 2.9e-6.
+MULTIHEAD_ATTENTION = {"rtol": 3e-5, "atol": 3e-5}
+
+# A block and up to three stacked blocks plus the head: errors add across sublayers rather
+# than compounding, as the norms rescale each layer's input. Measured: 2.3e-6 (block),
+# 2.6e-6 (LM logits).
+TRANSFORMER_BLOCK = {"rtol": 3e-5, "atol": 3e-5}
+TRANSFORMER_LM = TRANSFORMER_BLOCK
+
+
+def for_dtype(dtype: torch.dtype, float32: dict[str, float]) -> dict[str, float]:
+    """`float32` for float32 outputs; for bf16/fp16 outputs, one unit in the last place.
+
+    A correct half-precision result is rounded once (compute in float32, cast) or twice
+    (normalise, cast, then scale by the gain in half precision, as LLaMA's reference
+    RMSNorm does): at most 2 · eps/2 = eps relative. The extra 1% absorbs the float32
+    arithmetic before the casts. Computing the sum of squares in half precision misses this
+    by several units, and float16 squares of values ~300 overflow outright.
+    """
+    if dtype == torch.float32:
+        return float32
+    return {"rtol": 1.01 * torch.finfo(dtype).eps, "atol": 0.0}
