@@ -45,10 +45,12 @@ def assert_matches_oracle(
             expected64,
             rtol=rtol,
             atol=atol,
-            msg=lambda report: (
-                f"{what} ({tuple(actual.shape)}, {dtype}) differs from the "
-                f"oracle.{report.removeprefix('Tensor-likes are not close!')}"
-            ),
+            msg=lambda report: f"{what} ({tuple(actual.shape)}, {dtype}) differs from the "
+            f"oracle.{report.removeprefix('Tensor-likes are not close!')}",
         )
     except AssertionError as mismatch:
-        pytest.fail(str(mismatch), pytrace=False)
+        report = str(mismatch)
+    else:
+        return
+    # Outside the except block, so the report is not printed a second time as a chained error.
+    pytest.fail(report, pytrace=False)

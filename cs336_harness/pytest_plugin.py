@@ -107,4 +107,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
     if call.when == "call" and is_not_implemented(call.excinfo):
         report.user_properties.append(("status", "not implemented"))
+    elif report.failed and isinstance(case := getattr(item, "funcargs", {}).get("case"), Case):
+        report.sections.append(("what this case checks", f"{case.id}: {case.description}"))
     return report

@@ -1,1 +1,2 @@
-pytest_plugins = ["cs336_harness.pytest_plugin"]
+# pytester runs the suite inside the suite, for the meta-test (tests/test_meta.py).
+pytest_plugins = ["cs336_harness.pytest_plugin", "pytester"]

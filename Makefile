@@ -1,0 +1,34 @@
+# Every target runs through uv, so the locked environment is the one used.
+UV ?= uv
+
+.PHONY: help check test meta test-grading fixtures fixtures-check lint format bench ci
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+
+check:  ## the main job: check the bundled implementation, per-component table
+	$(UV) run cs336-grade
+
+test:  ## the everyday suite (seconds)
+	$(UV) run pytest
+
+meta:  ## tests of the tests: every wrong module caught, both correct ones pass
+	$(UV) run pytest -m meta
+
+fixtures:  ## rebuild every fixture from the oracle (byte-for-byte reproducible)
+	$(UV) run python -m cs336_harness.fixturegen
+
+fixtures-check:  ## rebuild into a temporary directory and compare with the committed manifest
+	@tmp=$$(mktemp -d) && $(UV) run python -m cs336_harness.fixturegen --quiet --out $$tmp \
+	  && diff -u tests/fixtures/MANIFEST.sha256 $$tmp/MANIFEST.sha256 \
+	  && echo "fixtures reproduce byte for byte"; status=$$?; rm -rf $$tmp; exit $$status
+
+lint:  ## ruff lint and format check
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+
+format:  ## apply ruff's formatting and safe fixes
+	$(UV) run ruff format .
+	$(UV) run ruff check --fix .
+
+ci: lint test meta fixtures-check  ## what .ci/run runs

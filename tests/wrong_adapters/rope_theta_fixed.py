@@ -1,0 +1,10 @@
+"""RoPE with Θ hard-coded to 10000, ignoring the theta argument."""
+
+from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.wrong_adapters._mistakes import rope
+
+CAUGHT_BY = frozenset({"rope"})
+
+
+def run_rope(d_k, theta, max_seq_len, in_query_or_key, token_positions):
+    return rope(in_query_or_key, token_positions, 10000.0)
