@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test meta test-grading fixtures fixtures-check lint format bench ci
+.PHONY: help check test meta fixtures fixtures-check bench margins lint format ci
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -23,6 +23,12 @@ fixtures-check:  ## rebuild into a temporary directory and compare with the comm
 	  && diff -u tests/fixtures/MANIFEST.sha256 $$tmp/MANIFEST.sha256 \
 	  && echo "fixtures reproduce byte for byte"; status=$$?; rm -rf $$tmp; exit $$status
 
+bench:  ## speed and memory targets: bundled vs fused forward, suite vs import torch
+	$(UV) run python benchmarks/bench.py
+
+margins:  ## how much of each tolerance the correct modules use (tests/tolerances.py evidence)
+	$(UV) run python -m cs336_harness.error_margins
+
 lint:  ## ruff lint and format check
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
@@ -31,4 +37,4 @@ format:  ## apply ruff's formatting and safe fixes
 	$(UV) run ruff format .
 	$(UV) run ruff check --fix .
 
-ci: lint test meta fixtures-check  ## what .ci/run runs
+ci: lint meta fixtures-check  ## what .ci/run runs after the README's `uv run pytest`

@@ -1,0 +1,67 @@
+"""How much of each tolerance an adapters module uses: the evidence behind tests/tolerances.py.
+
+`uv run python -m cs336_harness.error_margins [ADAPTERS ...]` runs every family's test on
+every stored case and prints, per case, the largest absolute error and the fraction of the
+tolerance it uses, max |a − e| / (atol + rtol·|e|): below 1 passes, and a correct module
+should stay near 0.1 or lower. Defaults to the two correct modules, from-scratch and fused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+from unittest import mock
+
+import torch
+from rich.console import Console
+from rich.table import Table
+
+from cs336_harness.adapter_loader import Adapters
+from cs336_harness.cases import case_table, load_case
+from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
+
+DEFAULT_MODULES = ["tests/adapters.py", "tests/fused_adapters.py"]
+
+
+def usage(case, test, adapters: Adapters) -> tuple[float, float]:
+    """Run `test` on `case` and return (max abs error, fraction of the tolerance used)."""
+    seen: list[tuple[float, float]] = []
+
+    def record(actual, expected, *, dtype, rtol, atol, what="output"):
+        error = (actual.detach().double() - expected.double()).abs()
+        allowed = atol + rtol * expected.double().abs()
+        fraction = torch.where(error == 0, 0.0, error / allowed).max().item()
+        seen.append((error.max().item(), fraction))
+
+    with mock.patch.object(
+        importlib.import_module(test.__module__), "assert_matches_oracle", record
+    ):
+        test(case, adapters)
+    return seen[0]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", default=DEFAULT_MODULES, help="adapters modules")
+    parser.add_argument("--fixtures-dir", type=Path, default=DEFAULT_FIXTURES)
+    args = parser.parse_args(argv)
+    modules = {spec: Adapters(spec) for spec in args.modules}
+    table = Table(title="max |error| and fraction of the tolerance used, per case")
+    table.add_column("family / case")
+    for spec in modules:
+        table.add_column(Path(spec).stem, justify="right")
+    for family, entries in case_table(args.fixtures_dir.resolve()).items():
+        test = getattr(importlib.import_module(f"tests.test_{family}"), f"test_{family}")
+        for entry in entries:
+            cells = []
+            for adapters in modules.values():
+                case = load_case(args.fixtures_dir.resolve(), family, entry)
+                error, fraction = usage(case, test, adapters)
+                cells.append(f"{error:.1e}  {fraction:.3f}")
+            table.add_row(f"{family} / {entry['id']}", *cells)
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
