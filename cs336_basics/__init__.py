@@ -1,7 +1,17 @@
-"""A LLaMA-style Transformer language model built from torch tensor ops, one concept per file."""
+"""A Transformer language model built from torch tensor ops, one concept per file.
+
+The default is the SPEC's LLaMA-style pre-norm decoder; :class:`ModelConfig` selects the
+architecture variants (GPT-2's LayerNorm, learned positions, GELU MLP, biases and tied
+embeddings, and the standard ablations).
+"""
 
 from cs336_basics.attention import scaled_dot_product_attention
+from cs336_basics.config import ModelConfig
+from cs336_basics.dropout import Dropout, dropout
 from cs336_basics.embedding import Embedding
+from cs336_basics.feedforward import PositionwiseFeedForward
+from cs336_basics.gelu import gelu
+from cs336_basics.layernorm import LayerNorm
 from cs336_basics.linear import Linear
 from cs336_basics.multihead_attention import MultiHeadSelfAttention
 from cs336_basics.rmsnorm import RMSNorm
@@ -13,15 +23,21 @@ from cs336_basics.transformer_block import TransformerBlock
 from cs336_basics.transformer_lm import TransformerLM
 
 __all__ = [
+    "Dropout",
     "Embedding",
+    "LayerNorm",
     "Linear",
+    "ModelConfig",
     "MultiHeadSelfAttention",
+    "PositionwiseFeedForward",
     "RMSNorm",
     "RotaryPositionalEmbedding",
     "SwiGLU",
     "TransformerBlock",
     "TransformerLM",
     "default_d_ff",
+    "dropout",
+    "gelu",
     "scaled_dot_product_attention",
     "silu",
     "softmax",

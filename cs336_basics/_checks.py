@@ -18,6 +18,14 @@ def check_positive_int(owner: str, name: str, value: object) -> None:
         raise ValueError(f"{owner}: {name} must be positive, got {name}={value}")
 
 
+def check_dropout_rate(owner: str, name: str, value: object) -> None:
+    """Raise unless ``value`` is a (non-bool) number in ``[0, 1)``; 1 would divide by zero."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{owner}: {name} must be a number, got {name}={value!r}")
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{owner}: {name} must be in [0, 1), got {name}={value}")
+
+
 def check_last_dim(owner: str, name: str, x: Tensor, expected: int) -> None:
     """Raise unless ``x`` has at least one dimension and its last one equals ``expected``."""
     if x.ndim == 0 or x.shape[-1] != expected:

@@ -9,6 +9,7 @@ from jaxtyping import Bool, Float
 from torch import Tensor
 
 from cs336_basics._checks import check_broadcastable_to, check_min_ndim
+from cs336_basics.dropout import dropout
 from cs336_basics.softmax import softmax
 
 _OWNER = "scaled_dot_product_attention"
@@ -19,6 +20,7 @@ def scaled_dot_product_attention(
     K: Float[Tensor, "... m d_k"],
     V: Float[Tensor, "... m d_v"],
     mask: Bool[Tensor, "... n m"] | None = None,
+    dropout_p: float = 0.0,
 ) -> Float[Tensor, "... n d_v"]:
     """``softmax(Q Kᵀ / sqrt(d_k), masked) V`` over any leading (batch, head, …) dims.
 
@@ -26,6 +28,9 @@ def scaled_dot_product_attention(
     broadcast as in ``torch.matmul``. ``mask`` is boolean, broadcastable to ``(..., n, m)``,
     ``True`` meaning "may attend". A query whose whole row is masked has nothing to
     average over and gets an all-zero output rather than the NaN of a ``-inf``-only softmax.
+    ``dropout_p`` drops attention probabilities (after the softmax, so a kept row is not
+    renormalised); like ``torch.nn.functional.scaled_dot_product_attention`` it applies
+    whenever it is nonzero, so a module passes 0 in evaluation mode.
     """
     check_min_ndim(_OWNER, "Q", Q, 2, "(..., n, d_k)")
     check_min_ndim(_OWNER, "K", K, 2, "(..., m, d_k)")
@@ -43,7 +48,7 @@ def scaled_dot_product_attention(
 
     scores = (Q @ K.transpose(-2, -1)) * (1.0 / math.sqrt(Q.shape[-1]))  # (..., n, m)
     if mask is None:
-        return softmax(scores, dim=-1) @ V
+        return dropout(softmax(scores, dim=-1), dropout_p) @ V
 
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
@@ -54,4 +59,4 @@ def scaled_dot_product_attention(
     # Fully masked rows come out of the softmax as NaN (0/0); zeroing the masked entries
     # turns them into zero rows and is a no-op everywhere else.
     probs = probs.masked_fill(blocked, 0.0)
-    return probs @ V
+    return dropout(probs, dropout_p) @ V

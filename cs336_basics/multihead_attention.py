@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from cs336_basics._checks import (
     check_broadcastable_to,
+    check_dropout_rate,
     check_integer_tensor,
     check_last_dim,
     check_min_ndim,
@@ -22,11 +23,13 @@ from cs336_basics.rope import RotaryPositionalEmbedding
 class MultiHeadSelfAttention(nn.Module):
     """Causal self-attention with ``num_heads`` heads of size ``d_k = d_v = d_model / num_heads``.
 
-    ``q_proj``/``k_proj``/``v_proj``/``output_proj`` are bias-free ``Linear(d_model, d_model)``.
-    Each of q/k/v is one matmul for all heads: rows ``h·d_k … (h+1)·d_k - 1`` of its
-    weight are head ``h``. RoPE is applied iff ``theta`` is given (then ``max_seq_len`` is
-    required); it rotates Q and K of every head with the same positions, never V. Query
-    ``i`` attends keys ``j ≤ i`` by sequence index, whatever the token positions are.
+    ``q_proj``/``k_proj``/``v_proj``/``output_proj`` are ``Linear(d_model, d_model)``, with
+    biases only when ``bias=True`` (GPT-2). Each of q/k/v is one matmul for all heads: rows
+    ``h·d_k … (h+1)·d_k - 1`` of its weight are head ``h``. RoPE is applied iff ``theta`` is
+    given (then ``max_seq_len`` is required), with the given ``rope_pairing``; it rotates Q
+    and K of every head with the same positions, never V. Query ``i`` attends keys ``j ≤ i``
+    by sequence index, whatever the token positions are. ``attn_dropout`` drops attention
+    probabilities in training mode only.
 
     ``forward(x, token_positions=None)``: ``x (..., seq, d_model)`` → ``(..., seq, d_model)``;
     ``token_positions`` (broadcastable to ``(..., seq)``, default ``0 … seq-1``) only
@@ -40,6 +43,9 @@ class MultiHeadSelfAttention(nn.Module):
         *,
         max_seq_len: int | None = None,
         theta: float | None = None,
+        rope_pairing: str = "interleaved",
+        bias: bool = False,
+        attn_dropout: float = 0.0,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -56,18 +62,21 @@ class MultiHeadSelfAttention(nn.Module):
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
 
-        self.q_proj = Linear(d_model, d_model, device=device, dtype=dtype)
-        self.k_proj = Linear(d_model, d_model, device=device, dtype=dtype)
-        self.v_proj = Linear(d_model, d_model, device=device, dtype=dtype)
-        self.output_proj = Linear(d_model, d_model, device=device, dtype=dtype)
+        check_dropout_rate(owner, "attn_dropout", attn_dropout)
+        self.attn_dropout = float(attn_dropout)
+
+        self.q_proj = Linear(d_model, d_model, bias, device=device, dtype=dtype)
+        self.k_proj = Linear(d_model, d_model, bias, device=device, dtype=dtype)
+        self.v_proj = Linear(d_model, d_model, bias, device=device, dtype=dtype)
+        self.output_proj = Linear(d_model, d_model, bias, device=device, dtype=dtype)
         # Parameter-free (its tables are non-persistent), so the state dict holds exactly
-        # the four projection weights with or without RoPE.
+        # the four projections' parameters with or without RoPE.
         self.rope: RotaryPositionalEmbedding | None = None
         if theta is not None:
             if max_seq_len is None:
                 raise ValueError(f"{owner}: RoPE (theta={theta}) needs max_seq_len, got None")
             self.rope = RotaryPositionalEmbedding(
-                theta, self.d_k, max_seq_len, device=device, dtype=dtype
+                theta, self.d_k, max_seq_len, rope_pairing, device=device, dtype=dtype
             )
 
     def forward(
@@ -98,8 +107,12 @@ class MultiHeadSelfAttention(nn.Module):
             k = self.rope(k, token_positions)
 
         causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).tril()
-        out = scaled_dot_product_attention(q, k, v, mask=causal)
+        dropout_p = self.attn_dropout if self.training else 0.0
+        out = scaled_dot_product_attention(q, k, v, mask=causal, dropout_p=dropout_p)
         return self.output_proj(rearrange(out, "... heads seq d_v -> ... seq (heads d_v)"))
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, num_heads={self.num_heads}, rope={self.rope is not None}"
+        return (
+            f"d_model={self.d_model}, num_heads={self.num_heads}, "
+            f"rope={self.rope is not None}, attn_dropout={self.attn_dropout}"
+        )

@@ -1,4 +1,4 @@
-"""Rotary positional embedding (RoPE), adjacent-pair convention."""
+"""Rotary positional embedding (RoPE), adjacent-pair convention by default."""
 
 from __future__ import annotations
 
@@ -15,13 +15,16 @@ from cs336_basics._checks import (
     check_positive_int,
 )
 
+ROPE_PAIRINGS = ("interleaved", "half")
+
 
 class RotaryPositionalEmbedding(nn.Module):
     """Rotate each pair ``(x[2k], x[2k+1])`` at position ``i`` by ``θ_{i,k} = i · Θ^(-2k/d_k)``.
 
     ``(a, b) → (a cos θ - b sin θ, a sin θ + b cos θ)``. This is the interleaved pairing
-    of the RoFormer paper and Meta's LLaMA code, not the "rotate half" pairing
-    ``(x[k], x[k + d_k/2])`` of Hugging Face's LLaMA port; the two are different functions.
+    of the RoFormer paper and Meta's LLaMA code. ``pairing="half"`` selects the "rotate half"
+    pairing ``(a, b) = (x[k], x[k + d_k/2])`` of Hugging Face's LLaMA port (same angles); the
+    two are different functions, equal only up to a permutation of the dims.
 
     cos/sin tables for positions ``0 … max_seq_len-1`` are precomputed (angles in float64,
     so large positions stay exact) and registered as non-persistent buffers: they follow
@@ -42,6 +45,7 @@ class RotaryPositionalEmbedding(nn.Module):
         theta: float,
         d_k: int,
         max_seq_len: int,
+        pairing: str = "interleaved",
         *,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
@@ -54,6 +58,11 @@ class RotaryPositionalEmbedding(nn.Module):
                 f"got d_k={d_k}"
             )
         check_positive_int("RotaryPositionalEmbedding", "max_seq_len", max_seq_len)
+        if pairing not in ROPE_PAIRINGS:
+            raise ValueError(
+                f"RotaryPositionalEmbedding: pairing must be one of {ROPE_PAIRINGS}, "
+                f"got pairing={pairing!r}"
+            )
         if not theta > 0:
             raise ValueError(
                 f"RotaryPositionalEmbedding: theta must be positive, got theta={theta}"
@@ -61,14 +70,18 @@ class RotaryPositionalEmbedding(nn.Module):
         self.theta = float(theta)
         self.d_k = d_k
         self.max_seq_len = max_seq_len
+        self.pairing = pairing
 
         table_dtype = torch.promote_types(dtype or torch.float32, torch.float32)
-        exponents = torch.arange(0, d_k, 2, device=device, dtype=torch.float64) / d_k
+        # Computed on the CPU and then moved: the same numbers on every device, and no meta
+        # kernels on the meta device, whose first use (arange) imports torch._refs for 7 s.
+        exponents = torch.arange(0, d_k, 2, dtype=torch.float64) / d_k
         inv_freq = self.theta**-exponents  # (d_k/2,): Θ^(-2k/d_k)
-        positions = torch.arange(max_seq_len, device=device, dtype=torch.float64)
+        positions = torch.arange(max_seq_len, dtype=torch.float64)
         angles = torch.outer(positions, inv_freq)  # (max_seq_len, d_k/2)
-        self.register_buffer("cos_cached", angles.cos().to(table_dtype), persistent=False)
-        self.register_buffer("sin_cached", angles.sin().to(table_dtype), persistent=False)
+        table = {"device": device, "dtype": table_dtype}
+        self.register_buffer("cos_cached", angles.cos().to(**table), persistent=False)
+        self.register_buffer("sin_cached", angles.sin().to(**table), persistent=False)
 
     def forward(
         self,
@@ -101,10 +114,18 @@ class RotaryPositionalEmbedding(nn.Module):
 
         compute_dtype = torch.promote_types(x.dtype, cos.dtype)
         cos, sin = cos.to(compute_dtype), sin.to(compute_dtype)
-        pairs = x.to(compute_dtype).unflatten(-1, (self.d_k // 2, 2))
-        a, b = pairs[..., 0], pairs[..., 1]
-        rotated = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1)
+        # Split the last dim into (d_k/2 pairs, 2) or (2, d_k/2): either way pair k's two
+        # members lie along `member`, and stacking the rotated members back along it and
+        # flattening restores the layout the pairing read them from.
+        half = self.d_k // 2
+        interleaved = self.pairing == "interleaved"
+        layout, member = ((half, 2), -1) if interleaved else ((2, half), -2)
+        a, b = x.to(compute_dtype).unflatten(-1, layout).unbind(member)
+        rotated = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=member)
         return rotated.flatten(-2).to(x.dtype)
 
     def extra_repr(self) -> str:
-        return f"theta={self.theta}, d_k={self.d_k}, max_seq_len={self.max_seq_len}"
+        return (
+            f"theta={self.theta}, d_k={self.d_k}, max_seq_len={self.max_seq_len}, "
+            f"pairing={self.pairing!r}"
+        )

@@ -26,13 +26,15 @@ class SwiGLU(nn.Module):
     """``w2(silu(w1 x) ⊙ w3 x)``: a gated FFN, input and output ``(..., d_model)``.
 
     ``w1``/``w3`` are ``Linear(d_model, d_ff)`` (gate and value), ``w2`` is
-    ``Linear(d_ff, d_model)``; none has a bias. ``d_ff=None`` uses :func:`default_d_ff`.
+    ``Linear(d_ff, d_model)``; they have biases only with ``bias=True``. ``d_ff=None`` uses
+    :func:`default_d_ff`.
     """
 
     def __init__(
         self,
         d_model: int,
         d_ff: int | None = None,
+        bias: bool = False,
         *,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
@@ -44,9 +46,9 @@ class SwiGLU(nn.Module):
         check_positive_int("SwiGLU", "d_ff", d_ff)
         self.d_model = d_model
         self.d_ff = d_ff
-        self.w1 = Linear(d_model, d_ff, device=device, dtype=dtype)
-        self.w2 = Linear(d_ff, d_model, device=device, dtype=dtype)
-        self.w3 = Linear(d_model, d_ff, device=device, dtype=dtype)
+        self.w1 = Linear(d_model, d_ff, bias, device=device, dtype=dtype)
+        self.w2 = Linear(d_ff, d_model, bias, device=device, dtype=dtype)
+        self.w3 = Linear(d_model, d_ff, bias, device=device, dtype=dtype)
 
     def forward(self, x: Float[Tensor, "... d_model"]) -> Float[Tensor, "... d_model"]:
         check_last_dim("SwiGLU", "x", x, self.d_model)

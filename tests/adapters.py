@@ -13,19 +13,25 @@ LM) take the dtype of their weights.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 from cs336_basics import (
     Embedding,
+    LayerNorm,
     Linear,
+    ModelConfig,
     MultiHeadSelfAttention,
+    PositionwiseFeedForward,
     RMSNorm,
     RotaryPositionalEmbedding,
     SwiGLU,
     TransformerBlock,
     TransformerLM,
+    gelu,
     scaled_dot_product_attention,
     silu,
     softmax,
@@ -217,6 +223,59 @@ def run_silu(in_features: Float[Tensor, " ..."]) -> Float[Tensor, " ..."]:
 def run_softmax(in_features: Float[Tensor, " ..."], dim: int) -> Float[Tensor, " ..."]:
     """Softmax of ``in_features`` along ``dim``."""
     return softmax(in_features, dim=dim)
+
+
+def run_layernorm(
+    d_model: int,
+    eps: float,
+    weights: Float[Tensor, " d_model"],
+    biases: Float[Tensor, " d_model"],
+    in_features: Float[Tensor, " ... d_model"],
+) -> Float[Tensor, " ... d_model"]:
+    """LayerNorm of the last dim of ``in_features`` with gain ``weights`` and shift ``biases``."""
+    norm = LayerNorm(d_model, eps, device=in_features.device, dtype=weights.dtype)
+    norm.load_state_dict({"weight": weights, "bias": biases})
+    with torch.no_grad():
+        return norm(in_features)
+
+
+def run_gelu(
+    in_features: Float[Tensor, " ..."], approximate: str = "none"
+) -> Float[Tensor, " ..."]:
+    """Elementwise GELU, exact (``"none"``) or GPT-2's tanh approximation (``"tanh"``)."""
+    return gelu(in_features, approximate)
+
+
+def run_positionwise_feedforward(
+    d_model: int,
+    d_ff: int,
+    weights: dict[str, Tensor],
+    in_features: Float[Tensor, " ... d_model"],
+) -> Float[Tensor, " ... d_model"]:
+    """Two-matrix FFN ``w2(gelu(w1 x))``, exact GELU; ``weights``: ``w1.weight``, ``w2.weight``."""
+    ffn = PositionwiseFeedForward(
+        d_model, d_ff, "gelu", device=in_features.device, dtype=in_features.dtype
+    )
+    ffn.load_state_dict(weights)
+    with torch.no_grad():
+        return ffn(in_features)
+
+
+def run_transformer_lm_from_config(
+    config: dict[str, Any],
+    weights: dict[str, Tensor],
+    in_indices: Int[Tensor, " batch seq"],
+) -> Float[Tensor, " batch seq vocab_size"]:
+    """Evaluation-mode logits of the LM that ``config`` (model_config.json keys) describes."""
+    model = TransformerLM.from_config(
+        ModelConfig.from_dict(config),
+        device=in_indices.device,
+        dtype=weights["token_embeddings.weight"].dtype,
+    )
+    model.load_state_dict(weights)
+    model.eval()  # dropout off: the expected logits are the deterministic model's
+    with torch.no_grad():
+        return model(in_indices)
 
 
 def _mha_state(q: Tensor, k: Tensor, v: Tensor, o: Tensor) -> dict[str, Tensor]:

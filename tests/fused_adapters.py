@@ -1,10 +1,11 @@
 """A second, independent, correct implementation of every adapter, written with fused PyTorch ops.
 
 Where a from-scratch solution spells out each matrix multiply, norm and softmax, this module
-leans on ``F.linear``, ``F.embedding``, ``F.rms_norm``, ``F.scaled_dot_product_attention`` and
-complex-number RoPE, so it rounds differently while computing the same functions under the
-SPEC conventions (interleaved RoPE pairs, mask ``True`` = attend, a fully masked query row
-gives zeros, RMSNorm in float32, outputs in the input's float dtype). The meta-test runs the
+leans on ``F.linear``, ``F.embedding``, ``F.rms_norm``, ``F.layer_norm``, ``F.gelu``,
+``F.scaled_dot_product_attention`` and complex-number RoPE, so it rounds differently while
+computing the same functions under the SPEC conventions (interleaved RoPE pairs unless a config
+asks for "half", mask ``True`` = attend, a fully masked query row gives zeros, norms in
+float32, outputs in the input's float dtype). The meta-test runs the
 whole suite on this module to prove that the tolerances do not depend on one implementation's
 rounding.
 """
@@ -105,6 +106,7 @@ def _apply_rope(
     positions: Int[Tensor, " ... seq"],
     theta: float,
     max_seq_len: int,
+    pairing: str = "interleaved",
 ) -> Float[Tensor, " ... seq d_k"]:
     d_k = x.shape[-1]
     if d_k % 2 != 0:
@@ -114,6 +116,11 @@ def _apply_rope(
         raise ValueError(f"token positions must lie in [0, {max_seq_len})")
     cis = _rope_cache(d_k, theta, max_seq_len, x.dtype, x.device)[positions]  # (..., seq, d_k/2)
     real = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if pairing == "half":
+        # Hugging Face's form, x·cos + rotate_half(x)·sin, with each table repeated per half.
+        cos, sin = torch.cat([cis.real] * 2, dim=-1), torch.cat([cis.imag] * 2, dim=-1)
+        first, second = x.to(real).chunk(2, dim=-1)
+        return (x.to(real) * cos + torch.cat([-second, first], dim=-1) * sin).to(x.dtype)
     # Interleaved convention: (x[2k], x[2k+1]) is the complex number x[2k] + i x[2k+1].
     pairs = x.to(real).unflatten(-1, (d_k // 2, 2)).contiguous()
     if pairs.storage_offset() % 2:
@@ -141,15 +148,22 @@ def _causal_mha(
     v_proj_weight: Tensor,
     o_proj_weight: Tensor,
     rope: tuple[float, int, Tensor | None] | None,
+    *,
+    pairing: str = "interleaved",
+    biases: tuple[Tensor, Tensor, Tensor, Tensor] | None = None,
 ) -> Float[Tensor, " ... seq d_model"]:
-    """Causal MHA; ``rope`` is ``(theta, max_seq_len, positions or None)`` or None."""
+    """Causal MHA; ``rope`` is ``(theta, max_seq_len, positions or None)`` or None.
+
+    ``pairing`` is the RoPE pairing; ``biases`` the q, k, v and output biases, if any.
+    """
     seq, d_model = x.shape[-2], x.shape[-1]
     if d_model % num_heads != 0:
         raise ValueError(f"{num_heads} heads do not divide d_model {d_model}")
     # One matrix multiply for all heads of q, k and v together.
     qkv_weight = _like(torch.cat([q_proj_weight, k_proj_weight, v_proj_weight]), x)
+    qkv_bias = None if biases is None else _like(torch.cat(biases[:3]), x)
     qkv = rearrange(
-        F.linear(x, qkv_weight),
+        F.linear(x, qkv_weight, qkv_bias),
         "... seq (three heads d) -> three ... heads seq d",
         three=3,
         heads=num_heads,
@@ -161,11 +175,13 @@ def _causal_mha(
             positions = torch.arange(seq, device=x.device)
         # Same positions for every head: a head axis in front of seq.
         positions = positions.to(x.device).unsqueeze(-2)
-        q = _apply_rope(q, positions, theta, max_seq_len)
-        k = _apply_rope(k, positions, theta, max_seq_len)
+        q = _apply_rope(q, positions, theta, max_seq_len, pairing)
+        k = _apply_rope(k, positions, theta, max_seq_len, pairing)
     heads = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     return F.linear(
-        rearrange(heads, "... heads seq d -> ... seq (heads d)"), _like(o_proj_weight, x)
+        rearrange(heads, "... heads seq d -> ... seq (heads d)"),
+        _like(o_proj_weight, x),
+        None if biases is None else _like(biases[3], x),
     )
 
 
@@ -298,11 +314,152 @@ def run_transformer_lm(
     return F.linear(x, _like(weights["lm_head.weight"], x))
 
 
+def run_layernorm(
+    d_model: int,
+    eps: float,
+    weights: Float[Tensor, " d_model"],
+    biases: Float[Tensor, " d_model"],
+    in_features: Float[Tensor, " ... d_model"],
+) -> Float[Tensor, " ... d_model"]:
+    """LayerNorm (biased variance) computed in float32, returned in the input's dtype."""
+    x = in_features
+    compute = torch.float64 if x.dtype == torch.float64 else torch.float32
+    weight = weights.to(device=x.device, dtype=compute)
+    bias = biases.to(device=x.device, dtype=compute)
+    return F.layer_norm(x.to(compute), (d_model,), weight, bias, eps).to(x.dtype)
+
+
+def run_gelu(
+    in_features: Float[Tensor, " ..."], approximate: str = "none"
+) -> Float[Tensor, " ..."]:
+    """GELU, exact (erf) or with the tanh approximation, elementwise."""
+    return F.gelu(in_features, approximate=approximate)
+
+
+def run_positionwise_feedforward(
+    d_model: int,
+    d_ff: int,
+    weights: dict[str, Tensor],
+    in_features: Float[Tensor, " ... d_model"],
+) -> Float[Tensor, " ... d_model"]:
+    """``w2(gelu(w1 x))`` with the exact GELU: ``(..., d_model) -> (..., d_model)``."""
+    x = in_features
+    hidden = F.gelu(F.linear(x, _like(weights["w1.weight"], x)))
+    return F.linear(hidden, _like(weights["w2.weight"], x))
+
+
+_LM_OPTIONS = {
+    "rope_theta": 10000.0,
+    "norm": "rmsnorm",
+    "norm_eps": 1e-5,
+    "norm_position": "pre",
+    "positions": "rope",
+    "rope_pairing": "interleaved",
+    "ffn": "swiglu",
+    "gelu_approximate": "none",
+    "bias": False,
+    "tie_embeddings": False,
+    "attn_dropout": 0.0,
+    "residual_dropout": 0.0,
+    "embedding_dropout": 0.0,
+}
+_LM_SIZES = ("vocab_size", "context_length", "d_model", "num_layers", "num_heads", "d_ff")
+
+
+def _lm_options(config: dict) -> dict:
+    """Every option with its default filled in; the upstream ablation flags translated."""
+    cfg = dict(config)
+    if cfg.pop("remove_rmsnorm", False):
+        cfg.setdefault("norm", "none")
+    if cfg.pop("use_post_norm", False):
+        cfg.setdefault("norm_position", "post")
+    if cfg.pop("remove_rope", False):
+        cfg.setdefault("positions", "none")
+    ffn_type = cfg.pop("ffn_type", None)
+    if ffn_type is not None:
+        cfg.setdefault("ffn", ffn_type)
+    unknown = set(cfg) - set(_LM_OPTIONS) - set(_LM_SIZES)
+    if unknown:
+        raise ValueError(f"unknown config keys {sorted(unknown)}")
+    return _LM_OPTIONS | cfg
+
+
+def _norm(x: Tensor, weights: dict[str, Tensor], name: str, cfg: dict) -> Tensor:
+    d_model, eps = x.shape[-1], cfg["norm_eps"]
+    if cfg["norm"] == "rmsnorm":
+        return run_rmsnorm(d_model, eps, weights[f"{name}.weight"], x)
+    if cfg["norm"] == "layernorm":
+        return run_layernorm(d_model, eps, weights[f"{name}.weight"], weights[f"{name}.bias"], x)
+    return x
+
+
+def _variant_block(
+    x: Float[Tensor, " batch seq d_model"], weights: dict[str, Tensor], prefix: str, cfg: dict
+) -> Float[Tensor, " batch seq d_model"]:
+    """One block of any SPEC variant: pre- or post-norm, any norm, positions and FFN."""
+    w = {k.removeprefix(prefix): v for k, v in weights.items() if k.startswith(prefix)}
+
+    def linear(name: str, h: Tensor) -> Tensor:
+        bias = w.get(f"{name}.bias")
+        return F.linear(h, _like(w[f"{name}.weight"], h), None if bias is None else _like(bias, h))
+
+    def attn(h: Tensor) -> Tensor:
+        projections = ("q_proj", "k_proj", "v_proj", "output_proj")
+        rope = (cfg["rope_theta"], cfg["context_length"], None)
+        return _causal_mha(
+            h,
+            cfg["num_heads"],
+            *(w[f"attn.{p}.weight"] for p in projections),
+            rope if cfg["positions"] == "rope" else None,
+            pairing=cfg["rope_pairing"],
+            biases=tuple(w[f"attn.{p}.bias"] for p in projections) if cfg["bias"] else None,
+        )
+
+    def ffn(h: Tensor) -> Tensor:
+        if cfg["ffn"] == "swiglu":
+            return linear("ffn.w2", F.silu(linear("ffn.w1", h)) * linear("ffn.w3", h))
+        hidden = linear("ffn.w1", h)
+        if cfg["ffn"] == "silu":
+            return linear("ffn.w2", F.silu(hidden))
+        return linear("ffn.w2", F.gelu(hidden, approximate=cfg["gelu_approximate"]))
+
+    if cfg["norm_position"] == "post":
+        h = _norm(x + attn(x), w, "ln1", cfg)
+        return _norm(h + ffn(h), w, "ln2", cfg)
+    h = x + attn(_norm(x, w, "ln1", cfg))
+    return h + ffn(_norm(h, w, "ln2", cfg))
+
+
+def run_transformer_lm_from_config(
+    config: dict,
+    weights: dict[str, Tensor],
+    in_indices: Int[Tensor, " batch seq"],
+) -> Float[Tensor, " batch seq vocab_size"]:
+    """Evaluation-mode logits (no dropout) of the LM that ``config`` describes."""
+    cfg = _lm_options(config)
+    seq = in_indices.shape[-1]
+    if seq > cfg["context_length"]:
+        raise ValueError(f"sequence length {seq} exceeds context_length {cfg['context_length']}")
+    embeddings = weights["token_embeddings.weight"]
+    x = F.embedding(in_indices.to(embeddings.device), embeddings)
+    if cfg["positions"] == "learned":
+        x = x + weights["position_embeddings.weight"][:seq]
+    for i in range(cfg["num_layers"]):
+        x = _variant_block(x, weights, f"layers.{i}.", cfg)
+    if cfg["norm_position"] == "pre":
+        x = _norm(x, weights, "ln_final", cfg)
+    head = embeddings if cfg["tie_embeddings"] else weights["lm_head.weight"]
+    return F.linear(x, _like(head, x))
+
+
 __all__ = [
     "run_embedding",
+    "run_gelu",
+    "run_layernorm",
     "run_linear",
     "run_multihead_self_attention",
     "run_multihead_self_attention_with_rope",
+    "run_positionwise_feedforward",
     "run_rmsnorm",
     "run_rope",
     "run_scaled_dot_product_attention",
@@ -311,4 +468,5 @@ __all__ = [
     "run_swiglu",
     "run_transformer_block",
     "run_transformer_lm",
+    "run_transformer_lm_from_config",
 ]

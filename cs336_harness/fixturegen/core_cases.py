@@ -143,22 +143,23 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.rmsnorm(x, g, 0.01),
         {"weight": g},
     )
-    for dtype, std in ((torch.bfloat16, 4.0), (torch.float16, 300.0)):
+    # 16 x 256 elements: half-precision arithmetic rounds four or five times per element and
+    # exceeds the one-ulp tolerance somewhere with near certainty (20 of 20 random draws);
+    # one or two roundings (float32 compute, then cast) never can.
+    for dtype, std, why in (
+        (torch.bfloat16, 4.0, "each half-precision step rounds; float32 compute rounds once"),
+        (torch.float16, 300.0, "squares overflow float16 unless computed in float32"),
+    ):
         name = str(dtype).removeprefix("torch.")
         rng = fs.rng("rmsnorm", name)
-        x = _round_to(_normal(rng, 4, 64, std=std), dtype)
+        x = _round_to(_normal(rng, 16, 256, std=std), dtype)
         # Gains representable in the input dtype, so a module built in that dtype loses nothing.
-        g = _round_to(norm_gain(rng, 64), dtype).float().numpy()
-        why = (
-            "squares overflow float16 unless computed in float32"
-            if dtype == torch.float16
-            else ("sums of squares lose precision unless computed in float32")
-        )
+        g = _round_to(norm_gain(rng, 256), dtype).float().numpy()
         fs.add(
             "rmsnorm",
             name,
             f"{name} input with values ~{std:g}: {why}",
-            {"d_model": 64, "eps": 1e-5, "dtype": name},
+            {"d_model": 256, "eps": 1e-5, "dtype": name},
             {"in_features": x},
             oracle.rmsnorm(x.double().numpy(), g, 1e-5),
             {"weight": g},

@@ -78,12 +78,16 @@ def block_weights(rng: np.random.Generator, config: dict[str, Any]) -> dict[str,
 def lm_weights(rng: np.random.Generator, config: dict[str, Any]) -> dict[str, np.ndarray]:
     """A whole model's parameters under SPEC names; `lm_head` is independent unless tied."""
     d_model = config["d_model"]
+    # A tied table is also the output head: at std 1 its logits would be O(√d_model), ten
+    # times an independent head's, and so would their rounding. 1/√d_model keeps them O(1).
+    # Learned positions are drawn at the token table's scale, so neither drowns the other.
+    table_std = 1.0 / np.sqrt(d_model) if config.get("tie_embeddings", False) else 1.0
     weights = {
-        "token_embeddings.weight": truncated_normal(rng, (config["vocab_size"], d_model), 1.0)
+        "token_embeddings.weight": truncated_normal(rng, (config["vocab_size"], d_model), table_std)
     }
     if config.get("positions") == "learned":
         weights["position_embeddings.weight"] = truncated_normal(
-            rng, (config["context_length"], d_model), 1.0
+            rng, (config["context_length"], d_model), table_std
         )
     for layer in range(config["num_layers"]):
         for name, value in block_weights(rng, config).items():

@@ -38,8 +38,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "gelu_approximate": "none",
     "bias": False,
     "tie_embeddings": False,
-    # Accepted so that a training config can be passed unchanged; evaluation mode ignores it.
-    "dropout": 0.0,
+    # Accepted so that a training config can be passed unchanged; evaluation mode ignores them.
+    "attn_dropout": 0.0,
+    "residual_dropout": 0.0,
+    "embedding_dropout": 0.0,
 }
 
 #: Size keys: required by ``transformer_lm``, optional for ``transformer_block``.
@@ -78,7 +80,8 @@ def _block_parameter_shapes(
     if cfg["norm"] != "none":
         for name in ("ln1", "ln2"):
             shapes[f"{name}.weight"] = (d_model,)
-            if cfg["norm"] == "layernorm" and bias:
+            # LayerNorm always has its shift; the `bias` option is about the matrices.
+            if cfg["norm"] == "layernorm":
                 shapes[f"{name}.bias"] = (d_model,)
     for proj in ("q_proj", "k_proj", "v_proj", "output_proj"):
         shapes[f"attn.{proj}.weight"] = (d_model, d_model)
@@ -110,7 +113,7 @@ def lm_parameter_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]
         shapes.update({f"layers.{i}.{name}": shape for name, shape in block.items()})
     if cfg["norm"] != "none" and cfg["norm_position"] == "pre":
         shapes["ln_final.weight"] = (d_model,)
-        if cfg["norm"] == "layernorm" and cfg["bias"]:
+        if cfg["norm"] == "layernorm":
             shapes["ln_final.bias"] = (d_model,)
     if not cfg["tie_embeddings"]:
         shapes["lm_head.weight"] = (vocab, d_model)

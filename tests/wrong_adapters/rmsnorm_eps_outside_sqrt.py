@@ -1,6 +1,5 @@
 """RMSNorm dividing by sqrt(mean(x²)) + eps instead of sqrt(mean(x²) + eps)."""
 
-
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"rmsnorm"})

@@ -1,0 +1,19 @@
+"""Two-matrix feed-forward network: W2 gelu(W1 x), with the exact GELU."""
+
+import pytest
+import torch
+
+from cs336_harness.compare import assert_matches_oracle
+from tests.tolerances import POSITIONWISE_FEEDFORWARD
+
+pytestmark = pytest.mark.family("positionwise_feedforward")
+
+
+def test_positionwise_feedforward(case, adapters):
+    out = adapters.run_positionwise_feedforward(
+        d_model=case.params["d_model"],
+        d_ff=case.params["d_ff"],
+        weights=case.weights,
+        in_features=case["in_features"],
+    )
+    assert_matches_oracle(out, case.expected, dtype=torch.float32, **POSITIONWISE_FEEDFORWARD)
