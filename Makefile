@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test meta fixtures fixtures-check bench margins lint format ci
+.PHONY: help check test meta fixtures fixtures-check bench margins lint format ci grade handout test-grading
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -22,6 +22,16 @@ fixtures-check:  ## rebuild into a temporary directory and compare with the comm
 	@tmp=$$(mktemp -d) && $(UV) run python -m cs336_harness.fixturegen --quiet --out $$tmp \
 	  && diff -u tests/fixtures/MANIFEST.sha256 $$tmp/MANIFEST.sha256 \
 	  && echo "fixtures reproduce byte for byte"; status=$$?; rm -rf $$tmp; exit $$status
+
+grade:  ## grade submissions: make grade SUBMISSIONS="dir ..." [GRADE_ARGS="-j 4 --fresh-inputs 7"]
+	$(UV) run cs336-grade $(SUBMISSIONS) $(GRADE_ARGS)
+
+handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=dir
+	@test -n "$(DEST)" || { echo "usage: make handout DEST=dir"; exit 2; }
+	$(UV) run python -m cs336_harness.grading.handout $(DEST)
+
+test-grading:  ## the grader's own tests: hostile submissions, fresh inputs, handout (minutes)
+	$(UV) run pytest -m grading tests/grading
 
 bench:  ## speed and memory targets: bundled vs fused forward, suite vs import torch
 	$(UV) run python benchmarks/bench.py

@@ -45,8 +45,10 @@ def assert_matches_oracle(
             expected64,
             rtol=rtol,
             atol=atol,
-            msg=lambda report: f"{what} ({tuple(actual.shape)}, {dtype}) differs from the "
-            f"oracle.{report.removeprefix('Tensor-likes are not close!')}",
+            msg=lambda report: (
+                f"{what} ({tuple(actual.shape)}, {dtype}) differs from the "
+                f"oracle.{report.removeprefix('Tensor-likes are not close!')}"
+            ),
         )
     except AssertionError as mismatch:
         report = str(mismatch)

@@ -1,0 +1,110 @@
+"""`make handout DEST=dir`: write the student copy of this repository.
+
+The copy has the component tests, their fixtures, the harness and the grader, and a
+`cs336_basics` and `tests/adapters.py` whose every function body is
+`raise NotImplementedError` (signatures and docstrings kept). It has no reference
+implementation: what `trusted.WITHHELD` names (the oracle, the fixture generator, the
+fused and wrong adapters, the grader's own tests) and test files without a family marker
+are left out, and its Makefile and README are written for students. In it, `uv run pytest`
+fails every component test with the one line `not implemented: run_x`, and `cs336-grade`
+gives 0 points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.grading.stubs import stub_source
+from cs336_harness.grading.trusted import copy_tree
+
+# Files and directories of the repository that the handout copies (as filtered by
+# `trusted.copy_tree`); the Makefile and README are written anew.
+COPIED = (
+    "pyproject.toml",
+    "uv.lock",
+    ".gitignore",
+    "rubric.toml",
+    "cs336_basics",
+    "cs336_harness",
+    "tests",
+)
+STUBBED = ("cs336_basics", "tests/adapters.py")
+
+MAKEFILE = """\
+# Every target runs through uv, so the locked environment is the one used.
+UV ?= uv
+
+.PHONY: help check test lint format
+
+help:  ## list the targets
+\t@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## /  make \\1\\t/'
+
+check:  ## grade your implementation: a table of components, tests passed and points
+\t$(UV) run cs336-grade
+
+test:  ## run the component tests
+\t$(UV) run pytest
+
+lint:  ## ruff lint and format check
+\t$(UV) run ruff check .
+\t$(UV) run ruff format --check .
+
+format:  ## apply ruff's formatting and safe fixes
+\t$(UV) run ruff format .
+\t$(UV) run ruff check --fix .
+"""
+
+README = """\
+# CS336 assignment 1: a Transformer language model from scratch
+
+    uv run cs336-grade     # a table: each component, its tests passed, points, status
+    uv run pytest          # the component tests (`-k rope` for one component)
+
+Implement the components in `cs336_basics/` (every function there raises
+`NotImplementedError` for now) and wire them up in `tests/adapters.py`, whose `run_*`
+functions the tests call. Until a component is done its tests fail with the one line
+`not implemented: run_<component>`. `rubric.toml` lists the points per component.
+"""
+
+
+def _stub_tree(path: Path) -> None:
+    for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+        file.write_bytes(stub_source(file.read_bytes()))
+
+
+def export(dest: Path, repo: Path = REPO_ROOT) -> None:
+    """Write the handout to `dest`, which must not exist or be empty."""
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError(f"{dest} is not empty")
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        source = repo / name
+        if source.is_dir():
+            copy_tree(source, dest / name, repo)
+        else:
+            shutil.copyfile(source, dest / name)
+    for name in STUBBED:
+        _stub_tree(dest / name)
+    (dest / "Makefile").write_text(MAKEFILE)
+    (dest / "README.md").write_text(README)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="handout", description=__doc__.splitlines()[0])
+    parser.add_argument("dest", type=Path, help="directory to write (absent or empty)")
+    args = parser.parse_args(argv)
+    try:
+        export(args.dest)
+    except OSError as error:
+        print(f"handout: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote the student handout to {args.dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Reports of a grading run: Gradescope JSON, JUnit XML, a CSV summary, terminal tables."""

@@ -1,0 +1,59 @@
+"""Gradescope's autograder `results.json`, one per submission.
+
+Gradescope reads `score`, and per test `name`, `score`, `max_score`, `output`,
+`visibility` and `status`; its `status` takes only "passed" or "failed", so the grader's
+own verdict ("timed out", "crashed", ...) goes in each test's `extra_data` and at the head
+of its `output`. The top-level `output` carries the test processes' output (head and tail)
+when a test crashed, timed out or errored, where it is the best clue to what happened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cs336_harness.grading.results import GradedTest
+from cs336_harness.grading.scoring import FamilyScore, Score
+from cs336_harness.grading.status import Status
+
+
+def _test_output(test: GradedTest, family: FamilyScore) -> str:
+    if test.status == Status.PASSED:
+        if family.points == 0 and family.max_points > 0:
+            return "passed (the family earns its points only when all its tests pass)"
+        return "passed"
+    # "not implemented: run_rope" says its verdict already.
+    said = test.message.startswith(str(test.status))
+    text = test.message if said else f"{test.status}: {test.message}"
+    return f"{text}\n\n{test.details}" if test.details else text
+
+
+def _test_entry(test: GradedTest, family: FamilyScore, visibility: str) -> dict[str, Any]:
+    earned, share = family.test_points(test)
+    return {
+        "name": f"{family.title}: {test.name}",
+        "score": round(earned, 6),
+        "max_score": round(share, 6),
+        "status": "passed" if test.status == Status.PASSED else "failed",
+        "output": _test_output(test, family),
+        "visibility": visibility,
+        "extra_data": {"status": str(test.status), "family": family.family, "nodeid": test.nodeid},
+    }
+
+
+DIAGNOSED_BY_OUTPUT = {Status.CRASHED, Status.TIMED_OUT, Status.ERROR}
+
+
+def results_json(result: Score, visibility: str = "visible") -> dict[str, Any]:
+    diagnose = any(t.status in DIAGNOSED_BY_OUTPUT for t in result.submission.tests)
+    return {
+        "score": round(result.points, 6),
+        "max_score": round(result.max_points, 6),
+        "execution_time": round(result.submission.wall_time, 1),
+        "output": result.submission.output if diagnose else "",
+        "visibility": visibility,
+        "tests": [
+            _test_entry(test, family, visibility)
+            for family in result.families
+            for test in family.tests
+        ],
+    }

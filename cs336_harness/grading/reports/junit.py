@@ -1,0 +1,62 @@
+"""JUnit XML, which CI systems display: one <testsuite> per submission, one <testcase> per test.
+
+Written from the grader's merged verdicts rather than by pytest's own --junitxml, which
+would lose the tests of a process that crashed. "failed", "not implemented" and "timed out"
+are <failure>s, "crashed", "error" and "tampered" are <error>s; each test's verdict, family
+and points are also <properties>.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from cs336_harness.grading.scoring import Score
+from cs336_harness.grading.status import Status
+
+ERRORS = {Status.CRASHED, Status.ERROR, Status.TAMPERED}
+
+
+def _suite(result: Score) -> ET.Element:
+    tests = result.submission.tests
+    suite = ET.Element(
+        "testsuite",
+        name=result.submission.name,
+        tests=str(len(tests)),
+        failures=str(sum(t.status not in ERRORS | {Status.PASSED} for t in tests)),
+        errors=str(sum(t.status in ERRORS for t in tests)),
+        time=f"{result.submission.wall_time:.3f}",
+    )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("score", result.points), ("max_score", result.max_points)):
+        ET.SubElement(properties, "property", name=name, value=f"{value:g}")
+    for family in result.families:
+        for test in family.tests:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"{result.submission.name}.{family.family}",
+                name=test.name,
+                time=f"{test.duration:.3f}",
+            )
+            earned, share = family.test_points(test)
+            props = ET.SubElement(case, "properties")
+            for name, value in (
+                ("status", str(test.status)),
+                ("family", family.family),
+                ("score", f"{earned:g}"),
+                ("max_score", f"{share:g}"),
+            ):
+                ET.SubElement(props, "property", name=name, value=value)
+            if test.status != Status.PASSED:
+                tag = "error" if test.status in ERRORS else "failure"
+                element = ET.SubElement(case, tag, message=f"{test.status}: {test.message}")
+                element.text = test.details or test.message
+    return suite
+
+
+def write_junit(results: list[Score], path: Path) -> None:
+    root = ET.Element("testsuites", name="cs336-grade")
+    root.extend(_suite(r) for r in results)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

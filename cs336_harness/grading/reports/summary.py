@@ -1,0 +1,47 @@
+"""`summary.csv`: one row per submission: its points in every family, how many of its tests
+got each verdict, and how many test processes it took (more than one: it crashed)."""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+from cs336_harness.grading.scoring import Score
+from cs336_harness.grading.status import Status
+
+
+def write_summary(results: list[Score], path: Path) -> None:
+    families = list(dict.fromkeys(f.family for r in results for f in r.families))
+    statuses = [str(s) for s in Status]
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            [
+                "submission",
+                "score",
+                "max_score",
+                "percent",
+                *families,
+                *statuses,
+                "seconds",
+                "test_processes",
+                "path",
+            ]
+        )
+        for result in results:
+            points = {fam.family: f"{fam.points:g}" for fam in result.families}
+            counts = Counter(str(t.status) for t in result.submission.tests)
+            writer.writerow(
+                [
+                    result.submission.name,
+                    f"{result.points:g}",
+                    f"{result.max_points:g}",
+                    f"{result.percent:.1f}",
+                    *(points.get(fam, "") for fam in families),
+                    *(counts.get(s, 0) for s in statuses),
+                    f"{result.submission.wall_time:.1f}",
+                    result.submission.attempts,
+                    str(result.submission.path),
+                ]
+            )

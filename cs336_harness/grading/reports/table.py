@@ -1,0 +1,87 @@
+"""Terminal tables (rich): per family for one submission, per submission for many.
+
+Names and messages go in as `Text`, never as markup: `test_rope[reference]` would lose its
+brackets, and a submission's name or error message is not ours to interpret.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from cs336_harness.grading.scoring import FamilyScore, Score
+from cs336_harness.grading.status import Status
+
+STYLES = {
+    Status.PASSED: "green",
+    Status.FAILED: "red",
+    Status.NOT_IMPLEMENTED: "yellow",
+    Status.TIMED_OUT: "magenta",
+    Status.CRASHED: "bold red",
+    Status.ERROR: "bold red",
+    Status.TAMPERED: "bold red reverse",
+}
+MESSAGE_WIDTH = 80
+
+
+def _status(status: Status) -> Text:
+    return Text(str(status), style=STYLES[status])
+
+
+def _points(earned: float, available: float) -> str:
+    return f"{earned:g} / {available:g}"
+
+
+def _first_failure(family: FamilyScore) -> Text:
+    """The first line of the first failure (the test itself is named in the reports)."""
+    test = family.first_problem
+    if test is None:
+        return Text()
+    text = test.message or test.name
+    return Text(text if len(text) <= MESSAGE_WIDTH else text[: MESSAGE_WIDTH - 1] + "…")
+
+
+def family_table(result: Score) -> Table:
+    title = f"{result.submission.name}: {_points(result.points, result.max_points)} points"
+    table = Table(title=Text(title), title_justify="left")
+    table.add_column("family")
+    table.add_column("tests passed", justify="right")
+    table.add_column("points", justify="right")
+    table.add_column("status")
+    table.add_column("first failure", overflow="fold")
+    for family in result.families:
+        name = family.title if family.in_rubric else f"{family.family} (not in rubric)"
+        table.add_row(
+            Text(name),
+            f"{family.passed} / {len(family.tests)}",
+            _points(family.points, family.max_points),
+            _status(family.status),
+            _first_failure(family),
+        )
+    return table
+
+
+def submissions_table(results: list[Score]) -> Table:
+    table = Table(title=f"{len(results)} submissions", title_justify="left")
+    table.add_column("submission")
+    table.add_column("points", justify="right")
+    table.add_column("families passed", justify="right")
+    table.add_column("tests not passed")
+    table.add_column("seconds", justify="right")
+    for result in results:
+        passed = sum(f.status == Status.PASSED for f in result.families)
+        counts: dict[Status, int] = {}
+        for test in result.submission.tests:
+            if test.status != Status.PASSED:
+                counts[test.status] = counts.get(test.status, 0) + 1
+        problems = Text(", ").join(
+            Text(f"{n} {status}", style=STYLES[status]) for status, n in counts.items()
+        )
+        table.add_row(
+            Text(result.submission.name),
+            _points(result.points, result.max_points),
+            f"{passed} / {len(result.families)}",
+            problems,
+            f"{result.submission.wall_time:.1f}",
+        )
+    return table

@@ -1,0 +1,67 @@
+"""Replace the body of every function and method in a Python source with a stub.
+
+What stays: imports, constants, classes, decorators, signatures, docstrings and comments
+outside function bodies, byte for byte. What goes: each body after its docstring, replaced
+by `raise NotImplementedError`. Private helpers are stubbed too: they hold implementation as
+much as the public functions do. Works on the source text with the positions `ast` reports,
+so formatting is kept; nested functions disappear with the body that holds them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+STUB = b"raise NotImplementedError"
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _outermost_functions(tree: ast.AST) -> list[FunctionNode]:
+    """Functions not inside another function (methods count: classes are walked into)."""
+    found: list[FunctionNode] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, FunctionNode):
+                found.append(child)
+            else:
+                visit(child)
+
+    visit(tree)
+    return found
+
+
+def _docstring(function: FunctionNode) -> ast.stmt | None:
+    first = function.body[0]
+    is_string = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+    return first if is_string and isinstance(first.value.value, str) else None
+
+
+def _offset(line_starts: list[int], lineno: int, col: int) -> int:
+    """Byte offset of (1-based line, byte column), the coordinates ast reports."""
+    return line_starts[lineno - 1] + col
+
+
+def stub_source(source: bytes) -> bytes:
+    """`source` with every function body replaced by `raise NotImplementedError`."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    line_starts = [0]
+    for line in lines:
+        line_starts.append(line_starts[-1] + len(line))
+    edits: list[tuple[int, int, bytes]] = []
+    for function in _outermost_functions(tree):
+        docstring = _docstring(function)
+        first = function.body[0]
+        indent = b" " * first.col_offset
+        # The body's last line is replaced to its end, so a trailing comment goes too.
+        last_line = lines[function.end_lineno - 1]
+        end = line_starts[function.end_lineno - 1] + len(last_line.rstrip(b"\r\n"))
+        if docstring is not None:
+            start = _offset(line_starts, docstring.end_lineno, docstring.end_col_offset)
+            edits.append((start, end, b"\n" + indent + STUB))
+        else:
+            start = _offset(line_starts, first.lineno, first.col_offset)
+            edits.append((start, end, STUB))
+    for start, end, text in sorted(edits, reverse=True):
+        source = source[:start] + text + source[end:]
+    return source

@@ -1,0 +1,63 @@
+"""What a graded run may import: the trusted tests and harness, no reference implementation."""
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.grading.trusted import build_bundle, differences
+
+pytestmark = pytest.mark.grading
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("bundle")
+    return build_bundle(REPO_ROOT, REPO_ROOT / "tests" / "fixtures", root / "bundle")
+
+
+def _functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_bytes())
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+
+def test_the_bundle_holds_no_implementation_a_submission_could_import(bundle):
+    trusted = bundle.trusted
+    assert not (trusted / "cs336_harness" / "oracle").exists()
+    assert not (trusted / "cs336_harness" / "fixturegen").exists()
+    adapter_functions = {
+        f for f in _functions(REPO_ROOT / "tests" / "adapters.py") if f.startswith("run_")
+    }
+    for path in sorted(trusted.rglob("*.py")):
+        assert not _functions(path) & adapter_functions, f"{path} defines adapters"
+        tree = ast.parse(path.read_bytes())
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+        ]
+        assert not [m for m in imported if "oracle" in m or "cs336_basics" in m], path
+
+
+def test_the_bundle_holds_the_family_tests_only(bundle):
+    tests = {p.name for p in (bundle.trusted / "tests").glob("test_*.py")}
+    repo = {
+        p.name
+        for p in (REPO_ROOT / "tests").glob("test_*.py")
+        if "pytest.mark.family(" in p.read_text()
+    }
+    assert tests == repo
+
+
+def test_any_change_to_a_copy_is_found(bundle, tmp_path: Path):
+    copy = tmp_path / "copy"
+    shutil.copytree(bundle.root, copy)
+    assert differences(copy, bundle.expected) == []
+    (copy / "fixtures" / "silu.safetensors").write_bytes(b"changed")
+    (copy / "trusted" / "tests" / "extra.py").write_text("")
+    (copy / "trusted" / "tests" / "tolerances.py").unlink()
+    assert differences(copy, bundle.expected) == [
+        "trusted/tests/tolerances.py was deleted",
+        "trusted/tests/extra.py was added",
+        "fixtures/silu.safetensors was modified",
+    ]

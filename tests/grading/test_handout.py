@@ -1,0 +1,80 @@
+"""The student handout: no reference implementation, a clean "not implemented" test run in
+its own uv environment, and 0 points from its own grader."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.grading.handout import export
+
+pytestmark = [
+    pytest.mark.grading,
+    pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv to build the handout's env"),
+]
+
+REMOVED = ("oracle", "fixturegen", "fused_adapters", "wrong_adapters", "test_meta", "error_margins")
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("handout") / "cs336"
+    export(dest)
+    return dest
+
+
+def _uv(handout: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The handout gets its own environment, from uv's cache: never the one running this test.
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")
+    }
+    return subprocess.run(
+        ["uv", *args], cwd=handout, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_the_handout_has_no_reference_implementation(handout: Path):
+    paths = [p.relative_to(handout).as_posix() for p in handout.rglob("*")]
+    assert not [p for p in paths if any(r in p for r in REMOVED)]
+    assert not (handout / "tests" / "grading").exists()
+    for text in ((handout / "Makefile").read_text(), (handout / "pyproject.toml").read_text()):
+        assert not [r for r in REMOVED if r in text]
+    stubbed = [handout / "tests" / "adapters.py", *(handout / "cs336_basics").rglob("*.py")]
+    functions = [
+        node
+        for path in stubbed
+        for node in ast.walk(ast.parse(path.read_bytes()))
+        if isinstance(node, ast.FunctionDef)
+    ]
+    assert len(functions) > 30
+    assert all(isinstance(f.body[-1], ast.Raise) for f in functions)
+
+
+def test_the_handout_test_run_is_a_clean_not_implemented_report(handout: Path):
+    assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
+    run = _uv(handout, "run", "--offline", "pytest", "-p", "no:cacheprovider")
+    assert run.returncode == 1, run.stdout[-3000:]
+    failed = int(re.search(r"(\d+) failed", run.stdout)[1])
+    assert failed > 50
+    assert not re.search(r"\d+ (passed|errors?)\b", run.stdout)
+    sections = re.split(r"\n_+ \S.* _+\n", run.stdout.split("= FAILURES =")[1])[1:]
+    sections[-1] = sections[-1].split("\n=")[0]
+    assert len(sections) == failed
+    assert all(re.fullmatch(r"not implemented: run_\w+\n?", s) for s in sections), sections[:3]
+    assert "Traceback" not in run.stdout and "Error" not in run.stdout
+
+
+def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path):
+    assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
+    run = _uv(handout, "run", "--offline", "cs336-grade", "--out", "report")
+    assert run.returncode == 0, run.stderr
+    results = json.loads((handout / "report" / "results.json").read_text())
+    assert results["score"] == 0 and results["max_score"] >= 23
+    assert {t["extra_data"]["status"] for t in results["tests"]} == {"not implemented"}

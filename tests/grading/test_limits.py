@@ -1,0 +1,31 @@
+"""Sizes on the command line, and the limits a test process gets."""
+
+import resource
+
+import pytest
+
+from cs336_harness.grading.limits import Limits, format_size, parse_size
+
+pytestmark = pytest.mark.grading
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("4G", 4 << 30), ("512M", 512 << 20), ("2GiB", 2 << 30), ("1.5k", 1536), ("0", 0)],
+)
+def test_sizes_parse_in_binary_units(text: str, size: int):
+    assert parse_size(text) == size
+
+
+def test_a_bad_size_is_refused():
+    with pytest.raises(ValueError, match="not a size"):
+        parse_size("lots")
+
+
+def test_rlimits_cap_data_and_files_and_forbid_core_dumps():
+    limits = dict(Limits(memory=1 << 30, output=1 << 20).rlimits())
+    assert limits[resource.RLIMIT_DATA] == 1 << 30
+    assert limits[resource.RLIMIT_FSIZE] == 1 << 20
+    assert limits[resource.RLIMIT_CORE] == 0
+    assert resource.RLIMIT_DATA not in dict(Limits(memory=0).rlimits())
+    assert format_size(4 << 30) == "4 GiB"

@@ -1,0 +1,90 @@
+"""Rubric and points: all or nothing per family, `--partial` pro rata, verdict precedence."""
+
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.grading.results import GradedTest, SubmissionResult
+from cs336_harness.grading.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
+from cs336_harness.grading.scoring import score
+from cs336_harness.grading.status import Status, family_status
+
+pytestmark = pytest.mark.grading
+
+CORE = {
+    "linear": 1,
+    "embedding": 1,
+    "rmsnorm": 1,
+    "swiglu": 2,
+    "rope": 2,
+    "scaled_dot_product_attention": 5,
+    "multihead_self_attention": 3,
+    "multihead_self_attention_with_rope": 2,
+    "transformer_block": 3,
+    "transformer_lm": 2,
+    "transformer_lm_truncated_input": 1,
+}
+
+
+def test_the_rubric_gives_the_core_components_23_points():
+    rubric = load_rubric()
+    assert {f.family: f.points for f in rubric.families if f.family in CORE} == CORE
+    assert sum(CORE.values()) == 23
+
+
+def test_the_rubric_covers_every_family_the_tests_carry():
+    families = {
+        line.split('"')[1]
+        for path in (DEFAULT_RUBRIC.parent / "tests").glob("test_*.py")
+        for line in path.read_text().splitlines()
+        if line.startswith("pytestmark = pytest.mark.family(")
+    }
+    rubric = load_rubric()
+    assert families and all(rubric.get(f) is not None for f in families)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "[families]\n", "families = { linear = 1 }\n", "[families]\nlinear = { points = -1 }\n"],
+)
+def test_a_malformed_rubric_is_an_error(tmp_path: Path, text: str):
+    path = tmp_path / "rubric.toml"
+    path.write_text(text)
+    with pytest.raises(RubricError):
+        load_rubric(path)
+
+
+def _submission(*verdicts: tuple[str, Status]) -> SubmissionResult:
+    tests = tuple(
+        GradedTest(f"t::{family}{i}", family, s) for i, (family, s) in enumerate(verdicts)
+    )
+    return SubmissionResult("s", Path("."), tests, "", 0.0, 1)
+
+
+def test_a_family_earns_its_points_only_when_all_its_tests_pass():
+    rubric = load_rubric()
+    submission = _submission(
+        ("rope", Status.PASSED),
+        ("rope", Status.FAILED),
+        ("linear", Status.PASSED),
+        ("unknown_family", Status.PASSED),
+    )
+    strict, partial = score(submission, rubric), score(submission, rubric, partial=True)
+    assert [(f.family, f.points) for f in strict.families] == [
+        ("linear", 1.0),
+        ("rope", 0.0),
+        ("unknown_family", 0.0),
+    ]
+    assert strict.max_points == 3.0  # families without tests are not graded
+    assert [f.points for f in partial.families] == [1.0, 1.0, 0.0]
+    rope = strict.families[1]
+    assert rope.test_points(rope.tests[0]) == (0.0, 1.0)  # passed, but the family did not
+    assert partial.families[1].test_points(rope.tests[0]) == (1.0, 1.0)
+
+
+def test_a_family_shows_its_most_serious_verdict():
+    assert family_status([Status.PASSED, Status.PASSED]) == Status.PASSED
+    assert family_status([Status.NOT_IMPLEMENTED] * 3) == Status.NOT_IMPLEMENTED
+    assert family_status([Status.NOT_IMPLEMENTED, Status.FAILED]) == Status.FAILED
+    assert family_status([Status.FAILED, Status.CRASHED, Status.TIMED_OUT]) == Status.CRASHED
+    assert family_status([Status.CRASHED, Status.TAMPERED]) == Status.TAMPERED
