@@ -46,7 +46,8 @@ def scaled_dot_product_attention(
             f"got K.shape={tuple(K.shape)} and V.shape={tuple(V.shape)}"
         )
 
-    scores = (Q @ K.transpose(-2, -1)) * (1.0 / math.sqrt(Q.shape[-1]))  # (..., n, m)
+    # Scaling Q (n·d_k products) rather than the scores (n·m) is the same math, cheaper.
+    scores = (Q * (1.0 / math.sqrt(Q.shape[-1]))) @ K.transpose(-2, -1)  # (..., n, m)
     if mask is None:
         return dropout(softmax(scores, dim=-1), dropout_p) @ V
 
