@@ -3,7 +3,7 @@
 Each wrong adapters module beside this file takes the correct adapters and replaces one or
 two `run_*` functions with this model under one `Mistakes` switch, so the meta-test can show
 which test family catches which mistake. With every switch off the model is correct (the
-meta-test checks that too, through `tests/wrong_adapters/_none.py`).
+meta-test checks that too, through `tests/wrong_adapters/no_mistake.py`).
 """
 
 from __future__ import annotations
@@ -133,3 +133,69 @@ def lm(
         x = rmsnorm(x, w["ln_final.weight"])
     head = w["token_embeddings.weight"] if m.tied_head else w["lm_head.weight"]
     return (x @ head.T)[..., -seq:, :]
+
+
+class MistakenAdapters:
+    """The `run_*` adapters of this model under `mistakes`; a wrong module assigns the ones it
+    replaces, e.g. `run_rope = MistakenAdapters(Mistakes(rope_pairing="half")).run_rope`."""
+
+    def __init__(self, mistakes: Mistakes = NONE):
+        self.m = mistakes
+
+    def run_rope(self, d_k, theta, max_seq_len, in_query_or_key, token_positions):
+        return rope(in_query_or_key, token_positions, theta, self.m)
+
+    def run_scaled_dot_product_attention(self, Q, K, V, mask=None):
+        return attention(Q, K, V, mask, self.m)
+
+    def run_multihead_self_attention(
+        self,
+        d_model,
+        num_heads,
+        q_proj_weight,
+        k_proj_weight,
+        v_proj_weight,
+        o_proj_weight,
+        in_features,
+    ):
+        w = _projections(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight)
+        return mha(in_features, w, num_heads, m=self.m)
+
+    def run_multihead_self_attention_with_rope(
+        self,
+        d_model,
+        num_heads,
+        max_seq_len,
+        theta,
+        q_proj_weight,
+        k_proj_weight,
+        v_proj_weight,
+        o_proj_weight,
+        in_features,
+        token_positions=None,
+    ):
+        w = _projections(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight)
+        return mha(in_features, w, num_heads, theta, token_positions, m=self.m)
+
+    def run_transformer_block(
+        self, d_model, num_heads, d_ff, max_seq_len, theta, weights, in_features
+    ):
+        return block(in_features, weights, num_heads, theta, self.m)
+
+    def run_transformer_lm(
+        self,
+        vocab_size,
+        context_length,
+        d_model,
+        num_layers,
+        num_heads,
+        d_ff,
+        rope_theta,
+        weights,
+        in_indices,
+    ):
+        return lm(in_indices, weights, num_layers, num_heads, rope_theta, context_length, self.m)
+
+
+def _projections(q: Tensor, k: Tensor, v: Tensor, o: Tensor) -> dict[str, Tensor]:
+    return {"q_proj.weight": q, "k_proj.weight": k, "v_proj.weight": v, "output_proj.weight": o}

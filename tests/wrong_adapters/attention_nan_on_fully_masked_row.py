@@ -1,10 +1,8 @@
 """Masked scores filled with -inf, so a query that may attend nothing gets NaN, not 0."""
 
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
-from tests.wrong_adapters._mistakes import Mistakes, attention
+from tests.wrong_adapters._mistakes import MistakenAdapters, Mistakes
 
 CAUGHT_BY = frozenset({"scaled_dot_product_attention"})
-
-
-def run_scaled_dot_product_attention(Q, K, V, mask=None):
-    return attention(Q, K, V, mask, Mistakes(nan_on_fully_masked_rows=True))
+_adapters = MistakenAdapters(Mistakes(nan_on_fully_masked_rows=True))
+run_scaled_dot_product_attention = _adapters.run_scaled_dot_product_attention

@@ -1,10 +1,8 @@
 """Attention scores without the 1/sqrt(d_k) scale."""
 
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
-from tests.wrong_adapters._mistakes import Mistakes, attention
+from tests.wrong_adapters._mistakes import MistakenAdapters, Mistakes
 
 CAUGHT_BY = frozenset({"scaled_dot_product_attention"})
-
-
-def run_scaled_dot_product_attention(Q, K, V, mask=None):
-    return attention(Q, K, V, mask, Mistakes(attention_scale="none"))
+_adapters = MistakenAdapters(Mistakes(attention_scale="none"))
+run_scaled_dot_product_attention = _adapters.run_scaled_dot_product_attention

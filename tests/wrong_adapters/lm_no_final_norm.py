@@ -1,28 +1,8 @@
 """A language model that skips ln_final before the output head."""
 
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
-from tests.wrong_adapters._mistakes import Mistakes, lm
+from tests.wrong_adapters._mistakes import MistakenAdapters, Mistakes
 
 CAUGHT_BY = frozenset({"transformer_lm", "transformer_lm_truncated_input"})
-
-
-def run_transformer_lm(
-    vocab_size,
-    context_length,
-    d_model,
-    num_layers,
-    num_heads,
-    d_ff,
-    rope_theta,
-    weights,
-    in_indices,
-):
-    return lm(
-        in_indices,
-        weights,
-        num_layers,
-        num_heads,
-        rope_theta,
-        context_length,
-        Mistakes(final_norm=False),
-    )
+_adapters = MistakenAdapters(Mistakes(final_norm=False))
+run_transformer_lm = _adapters.run_transformer_lm

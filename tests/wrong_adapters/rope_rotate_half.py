@@ -2,10 +2,8 @@
 adjacent pairs."""
 
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
-from tests.wrong_adapters._mistakes import Mistakes, rope
+from tests.wrong_adapters._mistakes import MistakenAdapters, Mistakes
 
 CAUGHT_BY = frozenset({"rope"})
-
-
-def run_rope(d_k, theta, max_seq_len, in_query_or_key, token_positions):
-    return rope(in_query_or_key, token_positions, theta, Mistakes(rope_pairing="half"))
+_adapters = MistakenAdapters(Mistakes(rope_pairing="half"))
+run_rope = _adapters.run_rope
