@@ -33,7 +33,7 @@ handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=di
 test-grading:  ## the grader's own tests: hostile submissions, fresh inputs, handout (minutes)
 	$(UV) run pytest -m grading tests/grading
 
-bench:  ## speed and memory targets: bundled vs fused forward, suite vs import torch
+bench:  ## speed and memory targets: forward pass, suite vs import torch, grading per submission
 	$(UV) run python benchmarks/bench.py
 
 margins:  ## how much of each tolerance the correct modules use (tests/tolerances.py evidence)

@@ -6,6 +6,9 @@
    peak).
 2. Wall time of the everyday suite (`pytest`) against `python -c "import torch"`: the suite
    should cost little more than importing torch.
+3. The grader's cost per submission: `cs336-grade -j 2` on copies of the bundled
+   implementation, each graded in the sandbox (no sandbox: `--no-sandbox` is measured),
+   wall time divided by the number of copies.
 
 Exits 1 when a target is missed.
 """
@@ -14,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,6 +42,9 @@ TIME_RATIO_TARGET = 1.5
 MEMORY_RATIO_TARGET = 1.5
 # Seconds the test suite may add to a bare `import torch`.
 SUITE_OVERHEAD_TARGET_S = 3.0
+# Seconds of wall time per submission when a class is graded two at a time on two cores.
+GRADING_COPIES = 20
+GRADING_PER_SUBMISSION_TARGET_S = 5.0
 
 
 def _setup(implementation: str):
@@ -89,6 +97,26 @@ def best_wall_time(command: list[str], runs: int = 3) -> float:
     return min(times)
 
 
+def grading_seconds_per_submission(copies: int) -> tuple[float, str]:
+    """Grade `copies` copies of the bundled implementation with -j 2; (s per copy, sandbox)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(copies):
+            for part in ("cs336_basics", "tests/adapters.py"):
+                source, dest = ROOT / part, Path(tmp) / "class" / f"copy{i:02d}" / part
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if source.is_dir():
+                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    shutil.copyfile(source, dest)
+        command = [sys.executable, "-m", "cs336_harness.grading", str(Path(tmp) / "class")]
+        command += ["-j", "2", "--out", str(Path(tmp) / "out")]
+        sandbox = "bubblewrap" if shutil.which("bwrap") else "none"
+        start = time.perf_counter()
+        subprocess.run(command + ([] if shutil.which("bwrap") else ["--no-sandbox"]),
+                       cwd=ROOT, capture_output=True, check=True)  # fmt: skip
+        return (time.perf_counter() - start) / copies, sandbox
+
+
 def main() -> int:
     from rich.console import Console
     from rich.table import Table
@@ -97,6 +125,7 @@ def main() -> int:
     fused_s, fused_mem = measure("fused")
     torch_s = best_wall_time([sys.executable, "-c", "import torch"])
     suite_s = best_wall_time([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])
+    grading_s, sandbox = grading_seconds_per_submission(GRADING_COPIES)
 
     rows = [
         (
@@ -116,6 +145,12 @@ def main() -> int:
             f"{suite_s:.2f} s − {torch_s:.2f} s",
             suite_s - torch_s,
             SUITE_OVERHEAD_TARGET_S,
+        ),
+        (
+            f"grading, s per submission ({GRADING_COPIES} copies, -j 2, sandbox: {sandbox})",
+            f"{grading_s * GRADING_COPIES:.0f} s / {GRADING_COPIES}",
+            grading_s,
+            GRADING_PER_SUBMISSION_TARGET_S,
         ),
     ]
     table = Table(title=f"make bench: TransformerLM {CONFIG}, batch {BATCH}, on the CPU")

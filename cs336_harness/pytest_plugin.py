@@ -5,13 +5,19 @@
   collecting anything if a file there departs from its SHA-256 manifest.
 - `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
   family's cases in `cases.json`; the family and a "not implemented" status are recorded in
-  each test's `user_properties`, which the grader and JUnit XML read.
+  each test's `user_properties`, which JUnit XML reads.
+- `@pytest.mark.hardening("why")` on a test, or a `"hardening"` entry on a case in
+  `cases.json`, marks behaviour this project chose where the upstream assignment is silent:
+  tested as everything else, but graded apart (see the README's "Contract and hardening").
+- The `pytest_cs336_adapters` hook lets a plugin hand the tests another adapters object:
+  the grader's judge gives them one whose calls run in a sandboxed worker process.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +26,19 @@ from cs336_harness.cases import Case, case_table, load_case
 from cs336_harness.manifest import manifest_problems
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
-_ADAPTERS = pytest.StashKey[Adapters]()
+_ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
+
+
+class AdapterHooks:
+    @pytest.hookspec(firstresult=True)
+    def pytest_cs336_adapters(self, config: pytest.Config) -> object | None:
+        """The object whose `run_*` attributes the tests call; None: the adapters module
+        named by `--adapters`, imported into this process."""
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(AdapterHooks)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +59,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "family(name): the component family a test checks")
     config.addinivalue_line("markers", "meta: tests of the tests, run by `make meta`")
+    config.addinivalue_line(
+        "markers", "hardening(why): behaviour this project chose where upstream is silent"
+    )
     config.stash[_FIXTURES] = Path(config.getoption("--fixtures-dir") or DEFAULT_FIXTURES).resolve()
 
 
@@ -55,7 +75,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             + "\nRestore them (`git checkout tests/fixtures`) or rebuild them (`make fixtures`).",
             returncode=pytest.ExitCode.USAGE_ERROR,
         )
-    config.stash[_ADAPTERS] = Adapters(resolve_spec(config.getoption("--adapters"), os.environ))
+    adapters = config.hook.pytest_cs336_adapters(config=config)
+    if adapters is None:
+        adapters = Adapters(resolve_spec(config.getoption("--adapters"), os.environ))
+    config.stash[_ADAPTERS] = adapters
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -79,8 +102,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     table = case_table(metafunc.config.stash[_FIXTURES])
     if family not in table:
         raise pytest.UsageError(f"no cases for family {family!r} in the fixtures' cases.json")
-    entries = table[family]
-    metafunc.parametrize("case", entries, ids=[e["id"] for e in entries], indirect=True)
+    params = [
+        pytest.param(
+            entry,
+            id=entry["id"],
+            marks=[pytest.mark.hardening(entry["hardening"])] if "hardening" in entry else [],
+        )
+        for entry in table[family]
+    ]
+    metafunc.parametrize("case", params, indirect=True)
 
 
 @pytest.fixture
@@ -90,7 +120,7 @@ def case(request: pytest.FixtureRequest) -> Case:
 
 
 @pytest.fixture(scope="session")
-def adapters(request: pytest.FixtureRequest) -> Adapters:
+def adapters(request: pytest.FixtureRequest) -> Any:
     """The `run_*` functions of the adapters module under test."""
     return request.config.stash[_ADAPTERS]
 

@@ -364,6 +364,11 @@ def add_attention(fs: FixtureSet) -> None:
             {"mask": mask is not None},
             inputs,
             oracle.scaled_dot_product_attention(q, k, v, mask),
+            hardening=(
+                "upstream leaves a query with no key to attend undefined"
+                if mask_kind == "fully_masked_row"
+                else None
+            ),
         )
 
     case("3d_random_mask", "(batch, n, d) inputs with a random mask", (2,), 6, 6, 8, 8, "random")
@@ -470,6 +475,7 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         | _from_model("layers.0.attn."),
         {"in_features": x},
         _mha_oracle(x, reference, 4, 10000.0, positions),
+        hardening="upstream always passes token_positions; None meaning 0..seq-1 is ours",
     )
     for case_id, description, d_model, heads, theta, max_seq, shape, make_positions in [
         (

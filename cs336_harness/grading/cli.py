@@ -1,15 +1,16 @@
 """`cs336-grade [SUBMISSION ...]`: grade submissions against the trusted tests and rubric.
+`cs336-grade merge DIR ... --out DIR`: join the reports of shards (`--shard i/n`).
 
 With no argument it grades the bundled implementation. Exit status: 0 when grading
 completed, whatever the scores; 1 when a score is below `--fail-under`; 2 when the grader
-itself could not run; 130 when interrupted (Ctrl-C, SIGTERM).
+itself could not run (the sandbox among it); 130 when interrupted (Ctrl-C, SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import signal
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,18 +21,23 @@ from rich.text import Text
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.fresh import fresh_fixtures
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
-from cs336_harness.grading.reports.gradescope import results_json
-from cs336_harness.grading.reports.junit import write_junit
-from cs336_harness.grading.reports.summary import write_summary
+from cs336_harness.grading.reports import RunInfo, write_reports
 from cs336_harness.grading.reports.table import family_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
-from cs336_harness.grading.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
-from cs336_harness.grading.scoring import Score, score
+from cs336_harness.grading.sandbox import Sandbox, check_sandbox
+from cs336_harness.grading.scoring import (
+    DEFAULT_RUBRIC,
+    Rubric,
+    RubricError,
+    Score,
+    load_rubric,
+    score,
+)
+from cs336_harness.grading.shards import merge, parse_shard, shard_positions
 from cs336_harness.grading.submissions import discover
-from cs336_harness.grading.trusted import build_bundle, remove_tree
+from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
 from cs336_harness.manifest import manifest_problems
 
 EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -43,6 +49,13 @@ DEFAULT_FIXTURES = REPO_ROOT / "tests" / "fixtures"
 def _size(text: str) -> int:
     try:
         return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -83,20 +96,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--fixtures-dir", type=Path, default=DEFAULT_FIXTURES, help="trusted fixture directory"
     )
     parser.add_argument(
-        "--test-timeout", type=float, default=defaults.test_timeout, help="seconds per test"
+        "--test-timeout", type=float, default=defaults.test_timeout, help="seconds per call"
     )
     parser.add_argument(
         "--submission-timeout",
         type=float,
         default=defaults.submission_timeout,
-        help="seconds for all of one submission's tests",
+        help="seconds for all of one submission's calls",
     )
     parser.add_argument(
         "--memory-limit",
         type=_size,
         default=defaults.memory,
         metavar="SIZE",
-        help="data memory per test process, e.g. 4G; 0: none "
+        help="data memory of a submission's process, e.g. 4G; 0: none "
         f"(default {format_size(defaults.memory)})",
     )
     parser.add_argument(
@@ -104,8 +117,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=_size,
         default=defaults.output,
         metavar="SIZE",
-        help=f"largest file a test process may write, its output included "
+        help=f"largest file a submission's process may write, its output included "
         f"(default {format_size(defaults.output)})",
+    )
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=(1, 1),
+        metavar="I/N",
+        help="grade only the I-th of N shares of the submissions; join with `merge`",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run submission code without bubblewrap (said in every report): only for "
+        "hosts that cannot run the sandbox, on submissions you trust",
     )
     parser.add_argument(
         "--visibility",
@@ -162,42 +188,30 @@ def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -
         console.print(f"[dim]rubric families with no tests (not graded): {', '.join(untested)}[/]")
 
 
-def _write_reports(results: list[Score], out: Path, visibility: str) -> list[str]:
-    """Write every report; return what was written, relative to `out`, for the terminal."""
-    out.mkdir(parents=True, exist_ok=True)
-    for result in results:
-        directory = out if len(results) == 1 else out / result.submission.name
-        directory.mkdir(parents=True, exist_ok=True)
-        report = results_json(result, visibility)
-        (directory / "results.json").write_text(json.dumps(report, indent=2) + "\n")
-    write_junit(results, out / "junit.xml")
-    if len(results) == 1:
-        return ["results.json", "junit.xml"]
-    write_summary(results, out / "summary.csv")
-    return ["<submission>/results.json", "junit.xml", "summary.csv"]
+def _inputs(args: argparse.Namespace) -> str:
+    if args.fresh_inputs is not None:
+        return f"fresh, drawn for seed {args.fresh_inputs}"
+    return "stored fixtures"
 
 
-def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
+def _report(
+    graded: list[SubmissionResult],
+    info: RunInfo,
+    args: argparse.Namespace,
+    console: Console,
+    errors: Console,
+    positions: list[int] | None = None,
+) -> int:
     rubric = load_rubric(args.rubric)
-    submissions = discover(args.submissions)
-    limits = Limits(
-        args.test_timeout, args.submission_timeout, args.memory_limit, args.output_limit
-    )
-    workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
-    grader: Grader | None = None
-    try:
-        bundle = build_bundle(REPO_ROOT, _trusted_fixtures(args, workroot), workroot / "bundle")
-        grader = Grader(bundle, limits, workroot)
-        graded = _grade_all(grader, submissions, args.jobs, errors)
-    finally:
-        if grader is not None:
-            grader.stop()  # the collection run, if grading failed before it finished
-        remove_tree(workroot)
-    results = [score(r, rubric, args.partial) for r in graded]
+    results = [score(r, rubric, info.partial) for r in graded]
     # Reports first: they are what CI keeps, even if the terminal goes away mid-table.
-    written = _write_reports(results, args.out, args.visibility)
+    written = write_reports(results, args.out, info, positions)
     _warn_about_rubric(rubric, results, errors)
-    console.print(family_table(results[0]) if len(results) == 1 else submissions_table(results))
+    if results:
+        table = family_table(results[0]) if len(results) == 1 else submissions_table(results)
+        console.print(table)
+    for line in info.lines():
+        console.print(line, markup=False)
     console.print(f"reports in {args.out}: {', '.join(written)}", markup=False)
     if args.fail_under is not None:
         below = [r.submission.name for r in results if r.percent < args.fail_under]
@@ -208,18 +222,83 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
     return EXIT_OK
 
 
+def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: Console) -> Sandbox:
+    """The sandbox, checked. The self-check (no submission named) grades this checkout's own
+    code, which needs no confinement: without bubblewrap it runs unconfined and says so."""
+    if args.no_sandbox:
+        return Sandbox(enabled=False)
+    sandbox = Sandbox()
+    try:
+        check_sandbox(sandbox, bundle.trusted, limits)
+    except GraderError as error:
+        if args.submissions:
+            raise
+        errors.print(f"note: {error}; grading this checkout's own code unconfined", markup=False)
+        return Sandbox(enabled=False, reason="this checkout's own code; bubblewrap unavailable")
+    return sandbox
+
+
+def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    load_rubric(args.rubric)  # a broken rubric stops the run before any grading
+    everyone = discover(args.submissions)
+    index, count = args.shard
+    positions = shard_positions(len(everyone), index, count)
+    submissions = [everyone[i] for i in positions]
+    limits = Limits(
+        args.test_timeout, args.submission_timeout, args.memory_limit, args.output_limit
+    )
+    workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
+    grader: Grader | None = None
+    try:
+        bundle = build_bundle(REPO_ROOT, _trusted_fixtures(args, workroot), workroot / "bundle")
+        sandbox = _sandbox(args, bundle, limits, errors)
+        info = RunInfo(
+            sandbox=sandbox.description,
+            inputs=_inputs(args),
+            partial=args.partial,
+            visibility=args.visibility,
+            class_size=len(everyone),
+            shard=f"{index}/{count}",
+        )
+        grader = Grader(bundle, limits, sandbox, workroot, min(args.jobs, len(submissions) or 1))
+        graded = _grade_all(grader, submissions, args.jobs, errors)
+    finally:
+        if grader is not None:
+            grader.stop()
+        remove_tree(workroot)
+    return _report(graded, info, args, console, errors, positions)
+
+
+def run_merge(argv: list[str], console: Console, errors: Console) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade merge",
+        description="Join the reports of shards graded with --shard i/n into the class's.",
+    )
+    parser.add_argument("shards", nargs="+", type=Path, metavar="DIR", help="a shard's --out")
+    parser.add_argument("--out", type=Path, default=Path("grading"), help="report directory")
+    parser.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC, help="points per family")
+    parser.add_argument("--fail-under", type=float, metavar="PERCENT")
+    args = parser.parse_args(argv)
+    info, graded = merge(args.shards)
+    return _report(graded, info, args, console, errors)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    merging = argv[:1] == ["merge"]
+    args = None if merging else parse_args(argv)
     # A cancelled CI job gets SIGTERM: stop like on Ctrl-C, killing the test processes
     # (in sessions of their own, no signal reaches them) and removing the work directory.
     signal.signal(signal.SIGTERM, _interrupt)
     # Messages are not wrapped, so that a path in them survives grep.
     console, errors = Console(), Console(stderr=True, soft_wrap=True)
     try:
+        if args is None:
+            return run_merge(argv[1:], console, errors)
         return run(args, console, errors)
     except (GraderError, RubricError, OSError) as error:
         errors.print(Text.assemble(("cs336-grade: cannot grade: ", "bold red"), str(error)))

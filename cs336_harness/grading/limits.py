@@ -1,30 +1,31 @@
-"""Time, memory and output limits of a graded test process, and how they are enforced.
+"""What a submission may use while it is graded, and the resource limits that enforce it.
 
-- Per test: pytest-timeout (`--timeout-method=signal`) fails a test that runs past
-  `test_timeout`; the results plugin's faulthandler watchdog ends the process at
-  `hard_timeout` when the test hangs where SIGALRM cannot reach it (C code holding the GIL).
-- Per submission: the grader kills the process group when `submission_timeout` (all of a
-  submission's runs together) is used up.
-- Memory: RLIMIT_DATA, not RLIMIT_AS. `import torch` maps ~3.2 GiB of address space (its
-  CUDA build's shared libraries; CUDA itself reserves far more) but only ~0.8 GiB of data,
-  and the whole suite peaks at 0.85 GiB; RLIMIT_DATA counts private writable memory
-  (malloc, mmap, tensors) and not library mappings, so it bounds what a submission can
-  allocate without breaking the import. An allocation past it fails in the test
-  (MemoryError, or torch's "can't allocate memory"), which fails that test only.
-- Output: RLIMIT_FSIZE caps every file the process writes, its captured stdout/stderr
-  included. Python ignores SIGXFSZ, so a write past the cap raises OSError (EFBIG) in the
-  code that made it; the grader reads back only the head and tail of the log.
-- RLIMIT_CORE 0: a crashing submission must not leave a core dump of a 1 GiB process.
+- Time: each adapter call gets `test_timeout` seconds, importing the adapters too; all of a
+  submission's calls together get `submission_timeout`. The judge waits for the worker's
+  reply with a deadline and kills the worker when it passes, so no code of the submission
+  (a C loop holding the GIL included) can outlast its time. `RLIMIT_CPU` backs this up.
+- Memory: `RLIMIT_DATA`, not `RLIMIT_AS`. `import torch` maps ~3.2 GiB of address space (its
+  CUDA build's shared libraries) but only ~0.8 GiB of data; RLIMIT_DATA counts private
+  writable memory (malloc, mmap, tensors) and not library mappings, so it bounds what a
+  submission can allocate without breaking the import. An allocation past it fails in the
+  call that made it (MemoryError, or torch's "can't allocate memory").
+- Output: `RLIMIT_FSIZE` caps every file the worker writes, its log included, and the
+  sandbox's /tmp is a tmpfs of the same size. Replies larger than `reply` bytes are refused
+  before they are read.
+- Processes: `RLIMIT_NPROC` (threads count) when the worker has a user id of its own,
+  which it does when the grader runs as root (see `sandbox`).
+- `RLIMIT_CORE` 0: a crashing submission must not leave a core dump of a 1 GiB process.
 
-Defaults: 30 s per test (the slowest correct test takes 0.6 s), the watchdog at 50 s,
-600 s per submission (Gradescope's default), 4 GiB of data, 64 MiB per file.
+Defaults: 30 s per call (the slowest correct call takes 0.6 s), 600 s per submission
+(Gradescope's default), 4 GiB of data, 64 MiB per file, 256 MiB per reply, 64 processes.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import resource
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -50,16 +51,22 @@ class Limits:
     submission_timeout: float = 600.0
     memory: int = 4 << 30
     output: int = 64 << 20
+    reply: int = 256 << 20
+    processes: int = 64
 
-    @property
-    def hard_timeout(self) -> float:
-        """When the watchdog ends the process: pytest-timeout had its chance and some slack
-        to fail the test and tear it down."""
-        return 1.5 * self.test_timeout + 5.0
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
 
-    def rlimits(self) -> list[tuple[int, int]]:
-        """(resource, value) pairs for the child; a limit of 0 means none (memory, output)."""
-        wanted = [(resource.RLIMIT_DATA, self.memory), (resource.RLIMIT_FSIZE, self.output)]
+    def rlimits(self, own_user: bool) -> list[tuple[int, int]]:
+        """(resource, value) pairs for the worker; a limit of 0 means none (memory, output).
+        `own_user`: the worker runs under a user id no other process shares."""
+        wanted = [
+            (resource.RLIMIT_DATA, self.memory),
+            (resource.RLIMIT_FSIZE, self.output),
+            (resource.RLIMIT_CPU, math.ceil(self.submission_timeout) + 1),
+        ]
+        if own_user:
+            wanted.append((resource.RLIMIT_NPROC, self.processes))
         pairs = [(which, _within_hard_limit(which, value)) for which, value in wanted if value]
         return [*pairs, (resource.RLIMIT_CORE, 0)]
 
@@ -72,6 +79,6 @@ def _within_hard_limit(which: int, value: int) -> int:
 
 def apply_rlimits(rlimits: list[tuple[int, int]]) -> None:
     """Runs in the forked child before exec (subprocess's preexec_fn). It only makes
-    setrlimit system calls, which take no lock another grader thread could hold."""
+    setrlimit system calls, which take no lock another thread could hold."""
     for which, value in rlimits:
         resource.setrlimit(which, (value, value))

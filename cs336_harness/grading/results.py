@@ -2,10 +2,44 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
-from cs336_harness.grading.status import Status
+# A test checks either behaviour the upstream assignment defines, or behaviour this project
+# chose where upstream is silent (the `hardening` marker); only the first earns points.
+CONTRACT = "contract"
+HARDENING = "hardening"
+
+
+class Status(StrEnum):
+    """One test's verdict. Only PASSED earns points."""
+
+    PASSED = "passed"
+    # The output was wrong, the adapter raised, or its reply broke the protocol.
+    FAILED = "failed"
+    # The adapter is missing or raises NotImplementedError (the harness's one-line failure).
+    NOT_IMPLEMENTED = "not implemented"
+    # The worker did not answer within the call's or the submission's time.
+    TIMED_OUT = "timed out"
+    # The worker died (signal, os._exit, interpreter abort) during this test.
+    CRASHED = "crashed"
+    # The adapters could not be imported, or the test never ran.
+    ERROR = "error"
+
+
+# When a family's failing tests disagree, the family shows the most serious verdict: the one
+# a grader most needs to look at.
+SEVERITY = (Status.CRASHED, Status.TIMED_OUT, Status.ERROR, Status.FAILED, Status.NOT_IMPLEMENTED)
+
+
+def family_status(statuses: Iterable[Status]) -> Status:
+    """PASSED when every test passed; otherwise the most serious verdict among the others."""
+    failing = {s for s in statuses if s != Status.PASSED}
+    if not failing:
+        return Status.PASSED
+    return next(s for s in SEVERITY if s in failing)
 
 
 @dataclass(frozen=True)
@@ -18,6 +52,7 @@ class GradedTest:
     message: str = ""
     details: str = ""
     duration: float = 0.0
+    kind: str = CONTRACT
 
     @property
     def name(self) -> str:
@@ -32,8 +67,8 @@ class SubmissionResult:
     name: str
     path: Path
     tests: tuple[GradedTest, ...]
-    # Head and tail of what the test processes printed (capped), for diagnosing crashes.
+    # Head and tail of what the judge and the worker printed (capped), for diagnosing.
     output: str
     wall_time: float
-    # Test processes it took: one, plus one per crash or hang that ended a process.
-    attempts: int
+    # Worker processes it took: one, plus one per crash or time-out that ended a worker.
+    workers: int

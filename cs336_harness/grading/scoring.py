@@ -1,12 +1,83 @@
-"""Points: a family earns its rubric points when all its tests pass (`partial`: pro rata)."""
+"""The rubric (`rubric.toml`) and points: what each family is worth, and what it earned.
+
+A family earns its rubric points when all its *contract* tests pass (`partial`: pro rata).
+Its *hardening* tests (behaviour this project chose where upstream is silent) are scored
+apart, together, as the rubric's `[hardening]` entry: 0 points unless an instructor sets
+otherwise, so that a correct upstream-style implementation never loses a point to them.
+"""
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
-from cs336_harness.grading.results import GradedTest, SubmissionResult
-from cs336_harness.grading.rubric import Rubric
-from cs336_harness.grading.status import Status, family_status
+from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.grading.results import (
+    HARDENING,
+    GradedTest,
+    Status,
+    SubmissionResult,
+    family_status,
+)
+
+DEFAULT_RUBRIC = REPO_ROOT / "rubric.toml"
+HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
+
+
+class RubricError(ValueError):
+    """The rubric file is missing or malformed; the grader cannot run without it."""
+
+
+@dataclass(frozen=True)
+class FamilyPoints:
+    family: str
+    title: str
+    points: float
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """Families in the rubric's order, which is also the order of every report; the
+    hardening entry comes last."""
+
+    families: tuple[FamilyPoints, ...]
+    hardening: FamilyPoints = FamilyPoints(HARDENING, HARDENING_TITLE, 0.0)
+
+    def get(self, family: str) -> FamilyPoints | None:
+        if family == HARDENING:
+            return self.hardening
+        return next((f for f in self.families if f.family == family), None)
+
+    def order(self, family: str) -> int:
+        """Rubric position of `family`; families the rubric lacks, then hardening, last."""
+        names = [f.family for f in self.families]
+        if family == HARDENING:
+            return len(names) + 1
+        return names.index(family) if family in names else len(names)
+
+
+def _entry(family: str, value: object) -> FamilyPoints:
+    if not isinstance(value, dict) or set(value) - {"points", "title"} or "points" not in value:
+        raise RubricError(f"rubric entry {family!r} must be a table with `points` and `title`")
+    points = value["points"]
+    if isinstance(points, bool) or not isinstance(points, int | float) or points < 0:
+        raise RubricError(f"rubric entry {family!r}: points must be a number ≥ 0, got {points!r}")
+    return FamilyPoints(family, str(value.get("title", family)), float(points))
+
+
+def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise RubricError(f"cannot read the rubric {path}: {error}") from error
+    table = data.get("families")
+    if not isinstance(table, dict) or not table:
+        raise RubricError(f"rubric {path} has no [families] table")
+    if HARDENING in table:
+        raise RubricError(f"rubric {path}: {HARDENING!r} is the [hardening] table's name")
+    hardening = _entry(HARDENING, {"title": HARDENING_TITLE, "points": 0} | data.get(HARDENING, {}))
+    return Rubric(tuple(_entry(name, value) for name, value in table.items()), hardening)
 
 
 @dataclass(frozen=True)
@@ -75,10 +146,10 @@ def _family_score(
 
 
 def score(submission: SubmissionResult, rubric: Rubric, partial: bool = False) -> Score:
-    """Every family that has tests, in rubric order (families the rubric lacks last)."""
-    by_family: dict[str, list[GradedTest]] = {}
+    """Every family that has contract tests, in rubric order (families the rubric lacks
+    after those), then the hardening tests of every family as one entry."""
+    groups: dict[str, list[GradedTest]] = {}
     for test in submission.tests:
-        by_family.setdefault(test.family, []).append(test)
-    ordered = sorted(by_family, key=rubric.order)
-    families = tuple(_family_score(f, by_family[f], rubric, partial) for f in ordered)
-    return Score(submission, families)
+        groups.setdefault(HARDENING if test.kind == HARDENING else test.family, []).append(test)
+    ordered = sorted(groups, key=rubric.order)
+    return Score(submission, tuple(_family_score(f, groups[f], rubric, partial) for f in ordered))

@@ -1,9 +1,10 @@
-"""The trusted files a graded run uses, copied once into a bundle and verified by SHA-256.
+"""The trusted files a grading run uses, copied once into a bundle and verified by SHA-256.
 
-A bundle holds `trusted/` (the harness package and the test files, on the child's import
-path ahead of the submission) and `fixtures/`. Its digests are taken when it is built; every
-copy a submission runs on is checked against them afterwards, which is the real guard: the
-grader runs as root, so read-only permissions on the copies only document the intent.
+A bundle holds `trusted/` (the harness package and the test files the judge runs) and
+`fixtures/` (the stored ones, or fresh ones drawn for a seed). The judge reads it; the
+worker never sees it (only `trusted/cs336_harness`, the public harness code, is mounted
+in the sandbox). Its digests are taken when it is built and checked after every
+submission, as a guard against a grader bug or a sandbox that failed open.
 
 Paths that hold a reference implementation (the float64 oracle, the fused-op adapters, the
 deliberately wrong adapters built on correct ones) or exist only for the harness's own
@@ -16,11 +17,14 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
+import importlib.util
 import shutil
-import stat
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from cs336_harness.grading.errors import GraderError
 
 # Relative to the repository root; a directory covers everything below it.
 WITHHELD = (
@@ -103,26 +107,13 @@ def differences(directory: Path, expected: dict[str, str]) -> list[str]:
     return problems
 
 
-def set_read_only(directory: Path, read_only: bool = True) -> None:
-    """chmod a tree read-only (or back to writable, so that it can be deleted)."""
-    paths = [directory, *directory.rglob("*")]
-    for path in paths:
-        if path.is_symlink():
-            continue
-        mode = path.stat().st_mode
-        write = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
-        os.chmod(path, mode & ~write if read_only else mode | stat.S_IWUSR)
-
-
 def remove_tree(directory: Path) -> None:
-    if directory.exists():
-        set_read_only(directory, read_only=False)
-        shutil.rmtree(directory)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 @dataclass(frozen=True)
 class Bundle:
-    """A verified private copy of the trusted files, the source of every workspace."""
+    """A verified private copy of the trusted files that every judge reads."""
 
     root: Path
     expected: dict[str, str]
@@ -136,7 +127,7 @@ class Bundle:
         return self.root / "fixtures"
 
     def problems(self, directory: Path | None = None) -> list[str]:
-        """How `directory` (a workspace copy; default: the bundle itself) differs from it."""
+        """How `directory` (default: the bundle itself) differs from what was built."""
         return differences(directory or self.root, self.expected)
 
 
@@ -149,3 +140,25 @@ def build_bundle(repo: Path, fixtures: Path, dest: Path) -> Bundle:
     (trusted / "pytest.ini").write_text(PYTEST_INI)
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
     return Bundle(dest, digests(dest))
+
+
+GENERATOR = "cs336_harness.fixturegen"
+
+
+def fresh_fixtures(seed: int, dest: Path) -> Path:
+    """A fixture directory drawn for `seed`, with the oracle's expected outputs.
+
+    Built once per grading run and shared by every submission, so a submission that returns
+    the stored expected outputs of the committed fixtures earns nothing. The generator runs
+    in a subprocess: it imports torch and the oracle, which the grader itself never needs.
+    """
+    if importlib.util.find_spec(GENERATOR) is None:
+        raise GraderError(
+            "--fresh-inputs needs the fixture generator and the oracle, which this copy "
+            "(a student handout?) does not have"
+        )
+    command = [sys.executable, "-m", GENERATOR, "--seed", str(seed), "--out", str(dest)]
+    done = subprocess.run([*command, "--quiet"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise GraderError(f"the fixture generator failed (seed {seed}):\n{done.stderr[-4000:]}")
+    return dest

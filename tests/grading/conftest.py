@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import socket
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,9 +45,11 @@ class GradingRun:
         return ET.parse(self.out / "junit.xml").getroot()
 
 
-def grade(*args: str | Path, out: Path, cwd: Path = REPO_ROOT) -> GradingRun:
+def grade(
+    *args: str | Path, out: Path, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None
+) -> GradingRun:
     command = [sys.executable, "-m", "cs336_harness.grading", *map(str, args), "--out", str(out)]
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
     return GradingRun(done.returncode, done.stdout, done.stderr, out)
 
 
@@ -59,7 +64,8 @@ def family_statuses(results: dict[str, Any], family: str) -> set[str]:
     }
 
 
-HOSTILE = {
+# Submissions that misbehave against their own grade: crashes, hangs, limits.
+MISBEHAVING = {
     "correct": synthetic.CORRECT,
     "wrong_softmax": synthetic.WRONG_SOFTMAX,
     "not_implemented": synthetic.NOT_IMPLEMENTED,
@@ -71,18 +77,92 @@ HOSTILE = {
     "import_error": synthetic.IMPORT_ERROR,
     "loud": synthetic.LOUD,
     "memory_hog": synthetic.MEMORY_HOG,
-    "tampers": synthetic.TAMPERS,
     "cheats": synthetic.CHEATS,
 }
+# Attacks on the verdict: each is wrong in softmax and tries to get its point anyway.
+ATTACKS = (
+    "patches_comparison",
+    "patches_pytest",
+    "reads_fixtures",
+    "reads_caller",
+    "forges_records",
+    "lying_values",
+    "kills_grader",
+    "outlives",
+    "writes_outside",
+    "raids_neighbour",
+    "phones_home",
+    "huge_reply",
+    "links",
+)
+HOSTILE = [*MISBEHAVING, *ATTACKS, "victim"]
+
+
+class Listener:
+    """A TCP server on the grader's loopback that counts the connections it accepts."""
+
+    def __init__(self):
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            connection.close()
+
+
+@dataclass
+class HostileBatch:
+    run: GradingRun
+    root: Path
+    listener: Listener
+
+    @property
+    def canary(self) -> Path:
+        return self.root / "canary.txt"
+
+
+def write_hostile(root: Path, listener: Listener) -> None:
+    submissions = root / "submissions"
+    fixtures = REPO_ROOT / "tests" / "fixtures"
+    attacks = {
+        "patches_comparison": synthetic.PATCHES_COMPARISON,
+        "patches_pytest": synthetic.PATCHES_PYTEST,
+        "reads_fixtures": synthetic.reads_fixtures(fixtures),
+        "reads_caller": synthetic.READS_CALLER,
+        "forges_records": synthetic.FORGES_RECORDS,
+        "lying_values": synthetic.LYING_VALUES,
+        "kills_grader": synthetic.KILLS_GRADER,
+        "outlives": synthetic.OUTLIVES,
+        "writes_outside": synthetic.writes_outside(
+            root / "canary.txt", fixtures, submissions / "writes_outside"
+        ),
+        "raids_neighbour": synthetic.raids_neighbour(submissions / "victim"),
+        "phones_home": synthetic.phones_home(listener.port),
+        "huge_reply": synthetic.HUGE_REPLY,
+        "links": synthetic.LINKS,
+        "victim": synthetic.CORRECT,
+    }
+    for name, submission in (MISBEHAVING | attacks).items():
+        synthetic.write_submission(submissions / name, submission)
+    package = submissions / "links" / "cs336_basics"
+    (package / "answers").symlink_to(fixtures, target_is_directory=True)
+    os.mkfifo(package / "pipe")
 
 
 @pytest.fixture(scope="session")
-def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
+def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
     """Every synthetic submission graded in one run, two at a time, on the stored fixtures."""
     root = tmp_path_factory.mktemp("hostile")
-    for name, submission in HOSTILE.items():
-        synthetic.write_submission(root / "submissions" / name, submission)
-    return grade(
+    listener = Listener()
+    write_hostile(root, listener)
+    run = grade(
         root / "submissions",
         "-j2",
         f"--test-timeout={TEST_TIMEOUT}",
@@ -90,3 +170,4 @@ def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
         f"--fail-under={FAIL_UNDER}",
         out=root / "out",
     )
+    return HostileBatch(run, root, listener)

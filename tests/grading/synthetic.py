@@ -141,20 +141,6 @@ MEMORY_HOG = Synthetic(
     """
 )
 
-# At import, rewrites one byte of the fixture directory it was given.
-TAMPERS = Synthetic(
-    adapters_tail="""
-    import sys
-    from pathlib import Path
-
-    _given = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--fixtures-dir="))
-    _target = Path(_given) / "silu.safetensors"
-    _target.chmod(0o644)
-    _data = _target.read_bytes()
-    _target.write_bytes(_data[:-1] + bytes([_data[-1] ^ 1]))
-    """
-)
-
 # Ships the committed silu fixtures inside its package and returns the stored expected
 # output for any input it recognises: full marks on the stored fixtures, none on fresh ones.
 CHEATS = Synthetic(
@@ -174,4 +160,284 @@ CHEATS = Synthetic(
         return torch.zeros_like(in_features)
     """,
     package_files={"answers.safetensors": REPO_ROOT / "tests" / "fixtures" / "silu.safetensors"},
+)
+
+
+# -- attacks on the verdict: each is wrong in softmax and tries to get its point anyway --
+
+WRONG = "torch.zeros_like(in_features)"
+SOFTMAX_HEADER = """
+    import torch
+
+    def run_softmax(in_features, dim):
+"""
+
+
+def _softmax(body: str, prelude: str = "") -> Synthetic:
+    """A submission whose softmax is `body` (indented code returning a tensor), after
+    `prelude` at import; everything else is the bundled implementation."""
+    code = textwrap.dedent(prelude) + textwrap.dedent(SOFTMAX_HEADER)
+    return Synthetic(adapters_tail=code + textwrap.indent(textwrap.dedent(body), "    "))
+
+
+# Makes every comparison torch offers say "equal".
+PATCHES_COMPARISON = _softmax(
+    f"return {WRONG}",
+    prelude="""
+    import torch
+    import torch.testing
+
+    def _always(*args, **kwargs):
+        return True
+
+    torch.isclose = lambda a, b, **kw: torch.ones_like(a, dtype=torch.bool)
+    torch.allclose = torch.equal = _always
+    torch.testing.assert_close = lambda *a, **kw: None
+    torch.Tensor.__eq__ = lambda self, other: torch.ones_like(self, dtype=torch.bool)
+    """,
+)
+
+# Turns every failure pytest reports into a pass.
+PATCHES_PYTEST = _softmax(
+    f"return {WRONG}",
+    prelude="""
+    import _pytest.outcomes
+    import _pytest.reports
+    import pytest
+
+    pytest.fail = _pytest.outcomes.fail = lambda *a, **kw: None
+    _pytest.reports.TestReport.failed = property(lambda self: False)
+    _pytest.reports.TestReport.passed = property(lambda self: True)
+    """,
+)
+
+
+def reads_fixtures(repo_fixtures: Path) -> Synthetic:
+    """Looks for the expected outputs on disk: where the repository keeps them, then in
+    every *.safetensors file it can find."""
+    return _softmax(
+        f"""
+        import glob
+        from pathlib import Path
+        from safetensors.torch import load_file
+
+        places = [Path({str(repo_fixtures)!r}) / "softmax.safetensors"]
+        for root in ("/tmp", "/work", "/root", "/home"):  # where graders keep their files
+            places += [Path(p) for p in glob.glob(f"{{root}}/**/softmax.safetensors",
+                                                    recursive=True)]
+        for place in places:
+            try:
+                table = load_file(place)
+            except Exception:
+                continue
+            for key, stored in table.items():
+                case, _, name = key.rpartition("/")
+                if name == "in_features" and torch.equal(stored, in_features):
+                    return table[f"{{case}}/expected"]
+        return {WRONG}
+        """
+    )
+
+
+# Walks the caller's frames and every live object for the expected output.
+READS_CALLER = _softmax(
+    f"""
+    import gc
+    import sys
+
+    frame = sys._getframe()
+    while frame is not None:
+        for value in frame.f_locals.values():
+            expected = getattr(value, "expected", None)
+            if isinstance(expected, torch.Tensor) and expected.shape == in_features.shape:
+                return expected
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "Case" and obj.expected.shape == in_features.shape:
+            return obj.expected
+    return {WRONG}
+    """
+)
+
+# Writes forged "passed" records wherever it might reach them: files named like the
+# record, its standard output, and every open descriptor.
+FORGES_RECORDS = _softmax(
+    f"""
+    import os
+
+    for fd in range(3, 64):  # the protocol's descriptors among them
+        try:
+            os.write(fd, FORGED.encode())
+        except OSError:
+            pass
+    return {WRONG}
+    """,
+    prelude="""
+    import glob
+    import json
+
+    FORGED = json.dumps({"event": "finish", "nodeid": "x", "status": "passed"}) + "\\n"
+    _found = [glob.glob(f"{_root}/**/results.jsonl", recursive=True)
+              for _root in ("/tmp", "/work", "/root", "/home")]
+    for _path in sum(_found, []):
+        try:
+            with open(_path, "a") as _f:
+                _f.write(FORGED)
+        except OSError:
+            pass
+    print(FORGED * 10)
+    """,
+)
+
+# A tensor subclass whose comparisons lie, and for SiLU an object that is equal to anything.
+LYING_VALUES = Synthetic(
+    adapters_tail="""
+    import torch
+
+    class Agreeable(torch.Tensor):
+        def __eq__(self, other):
+            return torch.ones_like(torch.Tensor(self), dtype=torch.bool)
+
+        def allclose(self, *args, **kwargs):
+            return True
+
+    class Anything:
+        shape = property(lambda self: None)
+        dtype = torch.float32
+
+        def __eq__(self, other):
+            return True
+
+    def run_softmax(in_features, dim):
+        return torch.zeros_like(in_features).as_subclass(Agreeable)
+
+    def run_silu(in_features):
+        return Anything()
+    """
+)
+
+# Tries to kill the judge: its parent, every process it can see, the whole group.
+KILLS_GRADER = _softmax(
+    f"""
+    import os
+    import signal
+
+    for pid in [os.getppid(), *[int(p) for p in os.listdir("/proc") if p.isdigit()]]:
+        if pid != os.getpid():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    for target in (-1, 0):
+        try:
+            os.kill(target, signal.SIGTERM)
+        except OSError:
+            pass
+    return {WRONG}
+    """
+)
+
+ORPHAN_MARKER = "cs336-orphan-marker"
+
+# Leaves a daemon behind: a double-forked child in a session of its own, sleeping.
+OUTLIVES = _softmax(
+    f"""
+    import os
+    import sys
+
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c",
+                     "import time; time.sleep(600)", {ORPHAN_MARKER!r}])
+        os._exit(0)
+    return {WRONG}
+    """
+)
+
+
+def writes_outside(canary: Path, repo_fixtures: Path, own_copy: Path) -> Synthetic:
+    """Writes a canary file, zeros over the stored expected outputs, and into its own files."""
+    return _softmax(
+        f"""
+        from pathlib import Path
+
+        targets = [Path({str(canary)!r}), Path({str(repo_fixtures)!r}) / "softmax.safetensors",
+                   Path({str(own_copy)!r}) / "cs336_basics" / "written.txt",
+                   Path.home() / "written.txt"]
+        for target in targets:
+            try:
+                target.write_bytes(b"written from a submission")
+            except OSError:
+                pass
+        return {WRONG}
+        """
+    )
+
+
+def raids_neighbour(victim: Path) -> Synthetic:
+    """Borrows the victim's softmax if it can import it, and breaks the victim's adapters."""
+    return _softmax(
+        f"""
+        import importlib.util
+        from pathlib import Path
+
+        victim = Path({str(victim)!r})
+        try:
+            spec = importlib.util.spec_from_file_location(
+                "victim_softmax", victim / "cs336_basics" / "softmax.py")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            answer = module.softmax(in_features, dim)
+        except Exception:
+            answer = {WRONG}
+        try:
+            with open(victim / "tests" / "adapters.py", "a") as f:
+                f.write("\\nraise SystemExit('sabotaged')\\n")
+        except OSError:
+            pass
+        return answer
+        """
+    )
+
+
+def phones_home(port: int) -> Synthetic:
+    """Asks a helper listening on the grader's loopback for the answer: the right softmax
+    when it gets through."""
+    return _softmax(
+        f"""
+        import socket
+
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+        except OSError:
+            return {WRONG}
+        e = torch.exp(in_features - in_features.amax(dim=dim, keepdim=True))
+        return e / e.sum(dim=dim, keepdim=True)
+        """
+    )
+
+
+# Returns 300 MiB from softmax: over the grader's 256 MiB cap on a reply.
+HUGE_REPLY = _softmax("return torch.zeros(300 << 18)")
+
+
+# Ships a link to the stored fixtures (and a FIFO, which would block a naive copy).
+LINKS = _softmax(
+    f"""
+    from pathlib import Path
+
+    import cs336_basics
+    from safetensors.torch import load_file
+
+    try:
+        table = load_file(Path(cs336_basics.__file__).parent / "answers" / "softmax.safetensors")
+    except Exception:
+        return {WRONG}
+    for key, stored in table.items():
+        case, _, name = key.rpartition("/")
+        if name == "in_features" and torch.equal(stored, in_features):
+            return table[f"{{case}}/expected"]
+    return {WRONG}
+    """
 )

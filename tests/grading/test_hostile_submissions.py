@@ -1,14 +1,26 @@
-"""Grade every synthetic submission in one run and check each report: points, verdicts,
-fixtures intact, every test accounted for. See `synthetic.py` for what each one does."""
+"""Grade every synthetic submission in one sandboxed run and check each report: points,
+verdicts, every test accounted for, and every attack on the verdict worth nothing.
+See `synthetic.py` for what each submission does."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.trusted import has_family_marker
 from cs336_harness.manifest import manifest_problems
-from tests.grading.conftest import FAIL_UNDER, HOSTILE, GradingRun, family_statuses, statuses
+from tests.grading import synthetic
+from tests.grading.conftest import (
+    ATTACKS,
+    FAIL_UNDER,
+    HOSTILE,
+    GradingRun,
+    HostileBatch,
+    family_statuses,
+    statuses,
+)
 
 pytestmark = pytest.mark.grading
 
@@ -32,13 +44,17 @@ def _outputs(run: GradingRun, name: str, nodeid_part: str) -> list[str]:
     ]
 
 
-def test_grading_completes_and_gates_on_fail_under(hostile_batch: GradingRun):
-    assert hostile_batch.returncode == 1, hostile_batch.stderr
-    assert f"below --fail-under {FAIL_UNDER}%" in hostile_batch.stderr
-    assert "exit_at_import" in hostile_batch.stderr
+def test_grading_completes_and_gates_on_fail_under(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    assert run.returncode == 1, run.stderr
+    assert f"below --fail-under {FAIL_UNDER}%" in run.stderr
+    assert "exit_at_import" in run.stderr
 
 
-def test_every_submission_reports_every_test(hostile_batch: GradingRun, pytester: pytest.Pytester):
+def test_every_submission_reports_every_test(
+    hostile_batch: HostileBatch, pytester: pytest.Pytester
+):
+    run = hostile_batch.run
     # What a test run of the repository itself collects from the family test files.
     family_files = [
         str(p) for p in sorted((REPO_ROOT / "tests").glob("test_*.py")) if has_family_marker(p)
@@ -47,74 +63,125 @@ def test_every_submission_reports_every_test(hostile_batch: GradingRun, pytester
     universe = {item.nodeid for item in items}
     assert len(universe) > 50
     for name in HOSTILE:
-        reported = [t["extra_data"]["nodeid"] for t in hostile_batch.results(name)["tests"]]
+        reported = [t["extra_data"]["nodeid"] for t in run.results(name)["tests"]]
         assert sorted(reported) == sorted(universe), name
-    assert set(hostile_batch.summary()) == set(HOSTILE)
-    suites = hostile_batch.junit().findall("testsuite")
+    assert set(run.summary()) == set(HOSTILE)
+    suites = run.junit().findall("testsuite")
     assert sorted(s.get("name") for s in suites) == sorted(HOSTILE)
     assert all(len(s.findall("testcase")) == len(universe) for s in suites)
 
 
-def test_the_correct_submission_gets_every_point(hostile_batch: GradingRun):
-    results = hostile_batch.results("correct")
+def test_every_report_says_the_sandbox_was_on(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    assert "sandbox: bubblewrap" in run.stdout
+    assert {row["sandbox"] for row in run.summary().values()} == {"bubblewrap"}
+    assert run.results("correct")["output"].startswith("sandbox: bubblewrap")
+    properties = run.junit().find("testsuite/properties")
+    assert {p.get("name"): p.get("value") for p in properties}["sandbox"] == "bubblewrap"
+
+
+@pytest.mark.parametrize("name", ["correct", "victim"])
+def test_a_correct_submission_gets_every_point(hostile_batch: HostileBatch, name: str):
+    results = hostile_batch.run.results(name)
     assert results["score"] == results["max_score"] >= 23
     assert set(statuses(results).values()) == {"passed"}
 
 
-def test_one_wrong_component_loses_its_family_only(hostile_batch: GradingRun):
-    assert family_statuses(hostile_batch.results("wrong_softmax"), "softmax") == {
-        "passed",
-        "failed",
-    }
-    assert _points_lost(hostile_batch, "wrong_softmax") == 1
-    assert _others_passed(hostile_batch, "wrong_softmax", {"softmax"})
-    assert any(
-        "differs from the oracle" in o for o in _outputs(hostile_batch, "wrong_softmax", "softmax")
-    )
+@pytest.mark.parametrize("name", ATTACKS)
+def test_an_attack_on_the_verdict_earns_nothing_for_what_it_attacks(
+    hostile_batch: HostileBatch, name: str
+):
+    run = hostile_batch.run
+    attacked = {"softmax", "silu"} if name == "lying_values" else {"softmax"}
+    # Its softmax fails, however it fails (wrong, crashed: kills_grader's own group goes).
+    assert all(family_statuses(run.results(name), f) - {"passed"} for f in attacked), name
+    assert _points_lost(run, name) == len(attacked)
+    assert _others_passed(run, name, attacked)
 
 
-def test_missing_and_unimplemented_adapters_are_not_implemented(hostile_batch: GradingRun):
-    results = hostile_batch.results("not_implemented")
+def test_lying_values_are_judged_as_plain_data(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    assert any("differs from the oracle" in o for o in _outputs(run, "lying_values", "softmax"))
+    assert all("no plain-data form" in o for o in _outputs(run, "lying_values", "test_silu"))
+
+
+def test_an_oversized_reply_is_refused_unread(hostile_batch: HostileBatch):
+    outputs = _outputs(hostile_batch.run, "huge_reply", "test_softmax")
+    assert outputs and all("over the limit of 268435456" in o for o in outputs)
+
+
+def test_nothing_outside_the_sandbox_was_written_or_reached(hostile_batch: HostileBatch):
+    assert not hostile_batch.canary.exists()
+    assert manifest_problems(REPO_ROOT / "tests" / "fixtures") == []
+    submissions = hostile_batch.root / "submissions"
+    assert not (submissions / "writes_outside" / "cs336_basics" / "written.txt").exists()
+    victim = (submissions / "victim" / "tests" / "adapters.py").read_text()
+    assert "sabotaged" not in victim
+    assert hostile_batch.listener.accepted == 0
+
+
+def test_no_process_of_a_submission_outlives_its_grading(hostile_batch: HostileBatch):
+    assert hostile_batch.run.returncode == 1
+    leftovers = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if synthetic.ORPHAN_MARKER.encode() in cmdline.read_bytes():
+                leftovers.append(cmdline.parent.name)
+        except OSError:
+            continue  # a process that ended while we looked
+    assert leftovers == []
+
+
+def test_one_wrong_component_loses_its_family_only(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    assert family_statuses(run.results("wrong_softmax"), "softmax") == {"passed", "failed"}
+    assert _points_lost(run, "wrong_softmax") == 1
+    assert _others_passed(run, "wrong_softmax", {"softmax"})
+    assert any("differs from the oracle" in o for o in _outputs(run, "wrong_softmax", "softmax"))
+
+
+def test_missing_and_unimplemented_adapters_are_not_implemented(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    results = run.results("not_implemented")
     assert family_statuses(results, "linear") == {"not implemented"}
     assert family_statuses(results, "rope") == {"not implemented"}
-    assert _points_lost(hostile_batch, "not_implemented") == 1 + 2
-    assert _others_passed(hostile_batch, "not_implemented", {"linear", "rope"})
+    assert _points_lost(run, "not_implemented") == 1 + 2
+    assert _others_passed(run, "not_implemented", {"linear", "rope"})
     assert all(
         o.startswith("not implemented: run_linear")
-        for o in _outputs(hostile_batch, "not_implemented", "test_linear")
+        for o in _outputs(run, "not_implemented", "test_linear")
     )
 
 
-def test_hangs_time_out_in_python_and_in_c(hostile_batch: GradingRun):
-    results = hostile_batch.results("hangs")
+def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    results = run.results("hangs")
     verdicts = statuses(results)
     assert family_statuses(results, "silu") == {"timed out"}
-    assert all("Timeout" in o for o in _outputs(hostile_batch, "hangs", "test_silu"))
+    assert all("no answer within 8 s" in o for o in _outputs(run, "hangs", "test_silu"))
     assert verdicts["tests/test_embedding.py::test_embedding[three_dim_ids]"] == "timed out"
     assert verdicts["tests/test_embedding.py::test_embedding[reference]"] == "passed"
-    [deadlock] = _outputs(hostile_batch, "hangs", "test_embedding[three_dim_ids]")
-    assert "could not interrupt" in deadlock
-    assert _points_lost(hostile_batch, "hangs") == 1 + 1
-    assert hostile_batch.summary()["hangs"]["test_processes"] == "2"
-    assert _others_passed(hostile_batch, "hangs", {"silu", "embedding"})
+    assert _points_lost(run, "hangs") == 1 + 1
+    # Each time-out stops the worker; the next call starts a new one.
+    assert int(run.summary()["hangs"]["workers"]) == 4
+    assert _others_passed(run, "hangs", {"silu", "embedding"})
 
 
-def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: GradingRun):
-    verdicts = statuses(hostile_batch.results("crashes"))
+def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    verdicts = statuses(run.results("crashes"))
     assert verdicts["tests/test_swiglu.py::test_swiglu[d_ff_40]"] == "crashed"
     assert verdicts["tests/test_swiglu.py::test_swiglu[reference]"] == "passed"
     assert verdicts["tests/test_silu.py::test_silu[large_magnitude]"] == "crashed"
     assert verdicts["tests/test_silu.py::test_silu[leading_dims]"] == "passed"
-    [segfault] = _outputs(hostile_batch, "crashes", "test_swiglu[d_ff_40]")
-    [abort] = _outputs(hostile_batch, "crashes", "test_silu[large_magnitude]")
+    [segfault] = _outputs(run, "crashes", "test_swiglu[d_ff_40]")
+    [abort] = _outputs(run, "crashes", "test_silu[large_magnitude]")
     assert "SIGSEGV" in segfault and "SIGABRT" in abort
-    assert _points_lost(hostile_batch, "crashes") == 2 + 1
-    assert _others_passed(hostile_batch, "crashes", {"swiglu", "silu"})
-    suite = next(
-        s for s in hostile_batch.junit().findall("testsuite") if s.get("name") == "crashes"
-    )
+    assert _points_lost(run, "crashes") == 2 + 1
+    assert _others_passed(run, "crashes", {"swiglu", "silu"})
+    suite = next(s for s in run.junit().findall("testsuite") if s.get("name") == "crashes")
     assert suite.get("errors") == "2"
-    assert hostile_batch.summary()["crashes"]["test_processes"] == "3"
+    assert run.summary()["crashes"]["workers"] == "3"
 
 
 @pytest.mark.parametrize(
@@ -123,46 +190,39 @@ def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: GradingRun):
         ("exit_at_import", "error", "SystemExit: 3"),
         ("hard_exit_at_import", "error", "exited with code 7"),
         ("import_error", "error", "a_module_that_does_not_exist"),
-        ("hangs_at_import", "timed out", "hung before reaching this test"),
+        ("hangs_at_import", "timed out", "importing the adapters took longer than 8 s"),
     ],
 )
 def test_a_submission_that_cannot_be_imported_scores_zero(
-    hostile_batch: GradingRun, name: str, status: str, clue: str
+    hostile_batch: HostileBatch, name: str, status: str, clue: str
 ):
-    results = hostile_batch.results(name)
+    results = hostile_batch.run.results(name)
     assert results["score"] == 0
     assert set(statuses(results).values()) == {status}
     assert all(clue in t["output"] for t in results["tests"])
 
 
-def test_printing_10_mb_costs_nothing_and_is_capped(hostile_batch: GradingRun):
-    assert _points_lost(hostile_batch, "loud") == 0
-    report = hostile_batch.out / "loud" / "results.json"
+def test_printing_10_mb_costs_nothing_and_is_capped(hostile_batch: HostileBatch):
+    assert _points_lost(hostile_batch.run, "loud") == 0
+    report = hostile_batch.run.out / "loud" / "results.json"
     assert report.stat().st_size < 200_000
 
 
-def test_a_memory_hog_fails_its_test_at_the_limit(hostile_batch: GradingRun):
-    results = hostile_batch.results("memory_hog")
+def test_a_memory_hog_fails_its_test_at_the_limit(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    results = run.results("memory_hog")
     assert family_statuses(results, "embedding") == {"failed"}
     assert all(
         o.startswith("failed: MemoryError (memory limit: 2 GiB)")
-        for o in _outputs(hostile_batch, "memory_hog", "test_embedding")
+        for o in _outputs(run, "memory_hog", "test_embedding")
     )
-    assert _others_passed(hostile_batch, "memory_hog", {"embedding"})
+    assert _others_passed(run, "memory_hog", {"embedding"})
 
 
-def test_rewriting_a_fixture_voids_the_run_and_spares_the_trusted_copy(hostile_batch: GradingRun):
-    results = hostile_batch.results("tampers")
-    assert results["score"] == 0
-    assert set(statuses(results).values()) == {"tampered"}
-    assert "fixtures/silu.safetensors was modified" in results["tests"][0]["output"]
-    assert manifest_problems(REPO_ROOT / "tests" / "fixtures") == []
-
-
-def test_returning_stored_outputs_passes_on_the_stored_fixtures(hostile_batch: GradingRun):
+def test_returning_stored_outputs_passes_on_the_stored_fixtures(hostile_batch: HostileBatch):
     # The attack works here; test_fresh_inputs shows --fresh-inputs defeating it.
-    assert family_statuses(hostile_batch.results("cheats"), "silu") == {"passed"}
+    assert family_statuses(hostile_batch.run.results("cheats"), "silu") == {"passed"}
 
 
-def test_the_terminal_table_lists_every_submission(hostile_batch: GradingRun):
-    assert all(name[:12] in hostile_batch.stdout for name in HOSTILE)
+def test_the_terminal_table_lists_every_submission(hostile_batch: HostileBatch):
+    assert all(name[:12] in hostile_batch.run.stdout for name in HOSTILE)

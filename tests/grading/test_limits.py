@@ -22,10 +22,14 @@ def test_a_bad_size_is_refused():
         parse_size("lots")
 
 
-def test_rlimits_cap_data_and_files_and_forbid_core_dumps():
-    limits = dict(Limits(memory=1 << 30, output=1 << 20).rlimits())
-    assert limits[resource.RLIMIT_DATA] == 1 << 30
-    assert limits[resource.RLIMIT_FSIZE] == 1 << 20
-    assert limits[resource.RLIMIT_CORE] == 0
-    assert resource.RLIMIT_DATA not in dict(Limits(memory=0).rlimits())
+def test_rlimits_cap_data_files_cpu_and_processes_and_forbid_core_dumps():
+    limits = Limits(memory=1 << 30, output=1 << 20, submission_timeout=100, processes=32)
+    own, shared = dict(limits.rlimits(own_user=True)), dict(limits.rlimits(own_user=False))
+    assert own[resource.RLIMIT_DATA] == 1 << 30
+    assert own[resource.RLIMIT_FSIZE] == 1 << 20
+    assert own[resource.RLIMIT_CPU] == 101
+    assert own[resource.RLIMIT_CORE] == 0
+    # A process limit counts every process of the user: only with a user of its own.
+    assert own[resource.RLIMIT_NPROC] == 32 and resource.RLIMIT_NPROC not in shared
+    assert resource.RLIMIT_DATA not in dict(Limits(memory=0).rlimits(own_user=True))
     assert format_size(4 << 30) == "4 GiB"

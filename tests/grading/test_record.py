@@ -1,12 +1,13 @@
-"""Reading what a test process left behind, however it ended or whatever it forged."""
+"""Reading back the judge's verdict record, and excerpts of what the processes printed."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.record import MAX_LINE, read_excerpt, read_record
-from cs336_harness.grading.status import Status
+from cs336_harness.grading.grader import read_excerpt
+from cs336_harness.grading.record import MAX_LINE, read_record
+from cs336_harness.grading.results import HARDENING, Status
 
 pytestmark = pytest.mark.grading
 
@@ -15,19 +16,28 @@ def _event(**fields) -> str:
     return json.dumps(fields) + "\n"
 
 
-def test_the_running_test_is_the_one_that_started_and_never_finished(tmp_path: Path):
+def test_a_record_cut_short_keeps_what_finished(tmp_path: Path):
     log = tmp_path / "results.jsonl"
     log.write_text(
-        _event(event="collected", tests=[{"nodeid": "a", "family": "f"}])
+        _event(
+            event="collected",
+            tests=[
+                {"nodeid": "a", "family": "f", "kind": "contract"},
+                {"nodeid": "b", "family": "f", "kind": HARDENING},
+            ],
+        )
+        + _event(event="worker")
         + _event(event="start", nodeid="a")
-        + _event(event="finish", nodeid="a", family="f", status="passed")
+        + _event(event="finish", nodeid="a", status="passed")
+        + _event(event="worker")
         + _event(event="start", nodeid="b")
-        + '{"event": "finish", "nodeid": "b", "sta'  # the process died mid-line
+        + '{"event": "finish", "nodeid": "b", "sta'  # the judge died mid-line
     )
     record = read_record(log)
-    assert record.collected == [("a", "f")]
+    assert record.collected == [("a", "f", "contract"), ("b", "f", HARDENING)]
     assert record.finished["a"].status == Status.PASSED
-    assert record.running == "b"
+    assert "b" not in record.finished
+    assert record.workers == 2
 
 
 def test_overlong_and_malformed_lines_are_skipped(tmp_path: Path):

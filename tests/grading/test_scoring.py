@@ -4,10 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.results import GradedTest, SubmissionResult
-from cs336_harness.grading.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
-from cs336_harness.grading.scoring import score
-from cs336_harness.grading.status import Status, family_status
+from cs336_harness.grading.results import (
+    HARDENING,
+    GradedTest,
+    Status,
+    SubmissionResult,
+    family_status,
+)
+from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, load_rubric, score
 
 pytestmark = pytest.mark.grading
 
@@ -87,4 +91,27 @@ def test_a_family_shows_its_most_serious_verdict():
     assert family_status([Status.NOT_IMPLEMENTED] * 3) == Status.NOT_IMPLEMENTED
     assert family_status([Status.NOT_IMPLEMENTED, Status.FAILED]) == Status.FAILED
     assert family_status([Status.FAILED, Status.CRASHED, Status.TIMED_OUT]) == Status.CRASHED
-    assert family_status([Status.CRASHED, Status.TAMPERED]) == Status.TAMPERED
+    assert family_status([Status.ERROR, Status.TIMED_OUT]) == Status.TIMED_OUT
+
+
+def test_hardening_tests_are_scored_apart_for_the_rubric_s_hardening_points(tmp_path: Path):
+    tests = (
+        GradedTest("t::lm0", "transformer_lm", Status.PASSED),
+        GradedTest("t::lm1", "transformer_lm", Status.FAILED, kind=HARDENING),
+        GradedTest("t::sdpa", "scaled_dot_product_attention", Status.PASSED, kind=HARDENING),
+    )
+    submission = SubmissionResult("s", Path("."), tests, "", 0.0, 1)
+    result = score(submission, load_rubric())
+    assert [(f.family, f.points, f.max_points) for f in result.families] == [
+        ("transformer_lm", 2.0, 2.0),  # the contract test alone decides the family
+        (HARDENING, 0.0, 0.0),
+    ]
+    assert [t.nodeid for t in result.families[1].tests] == ["t::lm1", "t::sdpa"]
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(DEFAULT_RUBRIC.read_text().replace("points = 0\n", "points = 4\n"))
+    strict, partial = (
+        score(submission, load_rubric(rubric)),
+        score(submission, load_rubric(rubric), partial=True),
+    )
+    assert (strict.families[1].points, strict.families[1].max_points) == (0.0, 4.0)
+    assert partial.families[1].points == 2.0

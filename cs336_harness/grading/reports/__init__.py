@@ -1,1 +1,57 @@
-"""Reports of a grading run: Gradescope JSON, JUnit XML, a CSV summary, terminal tables."""
+"""Reports of a grading run: Gradescope JSON, JUnit XML, a CSV summary, terminal tables,
+and `grading.json`, the complete record that `cs336-grade merge` combines shards from.
+
+Every report says how the run was made (`RunInfo`): the sandbox, the inputs, the shard.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from cs336_harness.grading.reports.archive import write_archive
+from cs336_harness.grading.reports.gradescope import results_json
+from cs336_harness.grading.reports.junit import write_junit
+from cs336_harness.grading.reports.summary import write_summary
+from cs336_harness.grading.scoring import Score
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """How a grading run was made: the same for every submission it graded."""
+
+    sandbox: str
+    inputs: str
+    partial: bool
+    visibility: str
+    # Submissions in the whole class (all shards): it decides the layout of the reports.
+    class_size: int
+    shard: str = "1/1"
+
+    def lines(self) -> list[str]:
+        return [f"sandbox: {self.sandbox}", f"inputs: {self.inputs}"]
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def write_reports(
+    results: list[Score], out: Path, info: RunInfo, positions: list[int] | None = None
+) -> list[str]:
+    """Write every report; return what was written, relative to `out`, for the terminal.
+    `positions`: each submission's place in the whole class (default: as listed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    one = info.class_size == 1
+    for result in results:
+        directory = out if one else out / result.submission.name
+        directory.mkdir(parents=True, exist_ok=True)
+        report = results_json(result, info.visibility, info.lines())
+        (directory / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_junit(results, out / "junit.xml", info.to_dict())
+    places = positions if positions is not None else list(range(len(results)))
+    write_archive(results, out / "grading.json", info.to_dict(), places)
+    if one:
+        return ["results.json", "junit.xml", "grading.json"]
+    write_summary(results, out / "summary.csv", info.sandbox)
+    return ["<submission>/results.json", "junit.xml", "summary.csv", "grading.json"]

@@ -3,17 +3,18 @@
 Gradescope reads `score`, and per test `name`, `score`, `max_score`, `output`,
 `visibility` and `status`; its `status` takes only "passed" or "failed", so the grader's
 own verdict ("timed out", "crashed", ...) goes in each test's `extra_data` and at the head
-of its `output`. The top-level `output` carries the test processes' output (head and tail)
-when a test crashed, timed out or errored, where it is the best clue to what happened.
+of its `output`. The top-level `output` opens with how the run was made (the sandbox, the
+inputs), then carries the judge's and the worker's output (head and tail) when a test
+crashed, timed out or errored, where it is the best clue to what happened. Hardening tests
+are named with their family: "Hardening (...): rope: test_x[...]".
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cs336_harness.grading.results import GradedTest
+from cs336_harness.grading.results import HARDENING, GradedTest, Status
 from cs336_harness.grading.scoring import FamilyScore, Score
-from cs336_harness.grading.status import Status
 
 
 def _test_output(test: GradedTest, family: FamilyScore) -> str:
@@ -29,27 +30,34 @@ def _test_output(test: GradedTest, family: FamilyScore) -> str:
 
 def _test_entry(test: GradedTest, family: FamilyScore, visibility: str) -> dict[str, Any]:
     earned, share = family.test_points(test)
+    name = f"{test.family}: {test.name}" if family.family == HARDENING else test.name
     return {
-        "name": f"{family.title}: {test.name}",
+        "name": f"{family.title}: {name}",
         "score": round(earned, 6),
         "max_score": round(share, 6),
         "status": "passed" if test.status == Status.PASSED else "failed",
         "output": _test_output(test, family),
         "visibility": visibility,
-        "extra_data": {"status": str(test.status), "family": family.family, "nodeid": test.nodeid},
+        "extra_data": {
+            "status": str(test.status),
+            "family": test.family,
+            "kind": test.kind,
+            "nodeid": test.nodeid,
+        },
     }
 
 
 DIAGNOSED_BY_OUTPUT = {Status.CRASHED, Status.TIMED_OUT, Status.ERROR}
 
 
-def results_json(result: Score, visibility: str = "visible") -> dict[str, Any]:
+def results_json(result: Score, visibility: str = "visible", run: list[str] = ()) -> dict[str, Any]:
     diagnose = any(t.status in DIAGNOSED_BY_OUTPUT for t in result.submission.tests)
+    output = "\n".join([*run, result.submission.output] if diagnose else run)
     return {
         "score": round(result.points, 6),
         "max_score": round(result.max_points, 6),
         "execution_time": round(result.submission.wall_time, 1),
-        "output": result.submission.output if diagnose else "",
+        "output": output,
         "visibility": visibility,
         "tests": [
             _test_entry(test, family, visibility)

@@ -2,8 +2,9 @@
 
 Written from the grader's merged verdicts rather than by pytest's own --junitxml, which
 would lose the tests of a process that crashed. "failed", "not implemented" and "timed out"
-are <failure>s, "crashed", "error" and "tampered" are <error>s; each test's verdict, family
-and points are also <properties>.
+are <failure>s, "crashed" and "error" are <error>s; each test's verdict, family, kind
+(contract or hardening) and points are also <properties>, and every suite's properties say
+how the run was made (sandbox, inputs, shard).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from cs336_harness.grading.results import Status
 from cs336_harness.grading.scoring import Score
-from cs336_harness.grading.status import Status
 
-ERRORS = {Status.CRASHED, Status.ERROR, Status.TAMPERED}
+ERRORS = {Status.CRASHED, Status.ERROR}
 
 
-def _suite(result: Score) -> ET.Element:
+def _suite(result: Score, run: dict[str, object]) -> ET.Element:
     tests = result.submission.tests
     suite = ET.Element(
         "testsuite",
@@ -30,12 +31,14 @@ def _suite(result: Score) -> ET.Element:
     properties = ET.SubElement(suite, "properties")
     for name, value in (("score", result.points), ("max_score", result.max_points)):
         ET.SubElement(properties, "property", name=name, value=f"{value:g}")
+    for name, value in run.items():
+        ET.SubElement(properties, "property", name=name, value=str(value))
     for family in result.families:
         for test in family.tests:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=f"{result.submission.name}.{family.family}",
+                classname=f"{result.submission.name}.{test.family}",
                 name=test.name,
                 time=f"{test.duration:.3f}",
             )
@@ -43,7 +46,8 @@ def _suite(result: Score) -> ET.Element:
             props = ET.SubElement(case, "properties")
             for name, value in (
                 ("status", str(test.status)),
-                ("family", family.family),
+                ("family", test.family),
+                ("kind", test.kind),
                 ("score", f"{earned:g}"),
                 ("max_score", f"{share:g}"),
             ):
@@ -55,8 +59,8 @@ def _suite(result: Score) -> ET.Element:
     return suite
 
 
-def write_junit(results: list[Score], path: Path) -> None:
+def write_junit(results: list[Score], path: Path, run: dict[str, object]) -> None:
     root = ET.Element("testsuites", name="cs336-grade")
-    root.extend(_suite(r) for r in results)
+    root.extend(_suite(r, run) for r in results)
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

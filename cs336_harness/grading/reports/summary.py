@@ -1,5 +1,6 @@
-"""`summary.csv`: one row per submission: its points in every family, how many of its tests
-got each verdict, and how many test processes it took (more than one: it crashed)."""
+"""`summary.csv`: one row per submission: its points in every family (and in the hardening
+entry), how many of its tests got each verdict, how many worker processes it took (more
+than one: a crash or a time-out ended one), and the sandbox it ran in."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+from cs336_harness.grading.results import Status
 from cs336_harness.grading.scoring import Score
-from cs336_harness.grading.status import Status
 
 
-def write_summary(results: list[Score], path: Path) -> None:
+def write_summary(results: list[Score], path: Path, sandbox: str) -> None:
     families = list(dict.fromkeys(f.family for r in results for f in r.families))
     statuses = [str(s) for s in Status]
     with path.open("w", newline="") as f:
@@ -25,7 +26,8 @@ def write_summary(results: list[Score], path: Path) -> None:
                 *families,
                 *statuses,
                 "seconds",
-                "test_processes",
+                "workers",
+                "sandbox",
                 "path",
             ]
         )
@@ -41,7 +43,8 @@ def write_summary(results: list[Score], path: Path) -> None:
                     *(points.get(fam, "") for fam in families),
                     *(counts.get(s, 0) for s in statuses),
                     f"{result.submission.wall_time:.1f}",
-                    result.submission.attempts,
+                    result.submission.workers,
+                    sandbox,
                     str(result.submission.path),
                 ]
             )

@@ -9,8 +9,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from cs336_harness.grading.results import Status
 from cs336_harness.grading.scoring import FamilyScore, Score
-from cs336_harness.grading.status import Status
 
 STYLES = {
     Status.PASSED: "green",
@@ -19,7 +19,6 @@ STYLES = {
     Status.TIMED_OUT: "magenta",
     Status.CRASHED: "bold red",
     Status.ERROR: "bold red",
-    Status.TAMPERED: "bold red reverse",
 }
 MESSAGE_WIDTH = 80
 

@@ -1,0 +1,164 @@
+"""The wire format between the judge (trusted) and the worker (the submission's process).
+
+Every message is one frame: an 8-byte little-endian length, then a safetensors file whose
+tensors are the message's tensors and whose `__metadata__["message"]` is a JSON document
+with every tensor replaced by `{"__tensor__": name}`. safetensors is the format because it
+is plain data: loading it runs no code (unlike pickle), and its loader checks that every
+tensor's declared dtype and shape match the bytes that follow, so what the judge gets back
+is a real, dense, plain `torch.Tensor` whatever the worker did.
+
+Requests (judge → worker):  {"call": "run_rope", "kwargs": {...}}
+Replies  (worker → judge):  {"booted": true}                  torch imported, nothing else yet
+                            {"ready": true} | {"import_error": "..."}   after the adapters
+                            {"value": ...}                    the adapter's return value
+                            {"raised": "ValueError", "message": "..."}
+                            {"not_implemented": "run_rope"}
+                            {"unsendable": "list of Module"}  a value with no wire form
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import time
+from typing import Any
+
+import torch
+from safetensors.torch import load, save
+
+HEADER = 8
+TENSOR_KEY = "__tensor__"
+# Dtypes a message may carry: the ones the adapters take and return.
+DTYPES = frozenset(
+    {
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+    }
+)
+# What one string in a message may hold (an exception's message, say).
+TEXT_CHARS = 2000
+
+
+class ProtocolError(Exception):
+    """A frame that is malformed, too large, or not what the protocol allows."""
+
+
+class Unsendable(TypeError):
+    """A value with no wire form (a module, a generator, a tensor subclass's extras...)."""
+
+
+def _pack(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    if isinstance(value, torch.Tensor):
+        name = f"t{len(tensors)}"
+        # A plain, contiguous CPU copy: no subclass, no view into shared storage.
+        tensors[name] = value.detach().as_subclass(torch.Tensor).cpu().contiguous().clone()
+        return {TENSOR_KEY: name}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_pack(v, tensors) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        if TENSOR_KEY in value:
+            raise Unsendable(f"a dict with the reserved key {TENSOR_KEY!r}")
+        return {k: _pack(v, tensors) for k, v in value.items()}
+    raise Unsendable(type(value).__name__)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One frame holding `message`; raises Unsendable for a value with no wire form."""
+    tensors: dict[str, torch.Tensor] = {}
+    document = json.dumps(_pack(message, tensors))
+    body = save(tensors, metadata={"message": document})
+    return len(body).to_bytes(HEADER, "little") + body
+
+
+def _unpack(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    if isinstance(value, list):
+        return [_unpack(v, tensors) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {TENSOR_KEY}:
+            try:
+                return tensors.pop(value[TENSOR_KEY])  # each tensor is used once
+            except (KeyError, TypeError):
+                raise ProtocolError(f"reference to a missing tensor {value!r}") from None
+        return {str(k): _unpack(v, tensors) for k, v in value.items()}
+    if isinstance(value, str):
+        return value[:TEXT_CHARS]
+    return value
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """The message in one frame's body. Checks everything a hostile sender could get wrong."""
+    try:
+        tensors = load(body)
+        size = int.from_bytes(body[:HEADER], "little")
+        metadata = json.loads(body[HEADER : HEADER + size]).get("__metadata__") or {}
+        message = json.loads(metadata["message"])
+    except Exception as error:  # safetensors raises its own error types, json ValueError
+        raise ProtocolError(f"not a well-formed message ({type(error).__name__})") from None
+    bad = sorted({str(t.dtype) for t in tensors.values() if t.dtype not in DTYPES})
+    if bad:
+        raise ProtocolError(f"tensors of a dtype the protocol does not carry: {', '.join(bad)}")
+    if not isinstance(message, dict):
+        raise ProtocolError("a message must be a JSON object")
+    return _unpack(message, tensors)
+
+
+def write_all(fd: int, frame: bytes, deadline: float | None = None) -> None:
+    """Write `frame` whole; with a `deadline`, `fd` must be non-blocking and a reader that
+    stops reading makes this raise Timeout rather than block forever."""
+    data = memoryview(frame)
+    while data:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
+                raise Timeout
+        try:
+            data = data[os.write(fd, data) :]
+        except BlockingIOError:
+            continue
+
+
+def write_frame(fd: int, message: dict[str, Any], deadline: float | None = None) -> None:
+    write_all(fd, encode(message), deadline)
+
+
+class Timeout(Exception):
+    """No complete frame arrived before the deadline."""
+
+
+class Closed(Exception):
+    """The other end closed the pipe (the worker exited or was killed)."""
+
+
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+    chunks, left = [], size
+    while left:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise Timeout
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise Closed
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, deadline: float | None = None, max_bytes: int | None = None) -> dict:
+    """The next message on `fd`, by `deadline` (time.monotonic()); frames past `max_bytes`
+    are refused before their body is read."""
+    size = int.from_bytes(_read_exactly(fd, HEADER, deadline), "little")
+    if max_bytes is not None and size > max_bytes:
+        raise ProtocolError(f"a reply of {size} bytes, over the limit of {max_bytes}")
+    return decode(_read_exactly(fd, size, deadline))

@@ -1,0 +1,56 @@
+"""`grading.json`: everything a run found, in full, so that shards can be merged.
+
+`cs336-grade merge` reads the archives of every shard and writes the class's reports from
+them with the same writers, so merged reports are those of grading all at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
+from cs336_harness.grading.scoring import Score
+
+FORMAT = 1
+
+
+def _submission(result: SubmissionResult, position: int) -> dict[str, Any]:
+    data = asdict(result)
+    data["path"] = str(result.path)
+    data["position"] = position
+    return data
+
+
+def write_archive(
+    results: list[Score], path: Path, info: dict[str, Any], positions: list[int]
+) -> None:
+    """`positions`: each submission's place in the whole class, which merging restores."""
+    submissions = [_submission(r.submission, i) for r, i in zip(results, positions, strict=True)]
+    path.write_text(json.dumps({"format": FORMAT, "run": info, "submissions": submissions}))
+
+
+def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, SubmissionResult]]]:
+    """The run's description and its submissions, each with its place in the class."""
+    data = json.loads(path.read_text())
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a grading.json this version of cs336-grade reads")
+    results = [
+        (
+            s["position"],
+            SubmissionResult(
+                name=s["name"],
+                path=Path(s["path"]),
+                tests=tuple(
+                    GradedTest(**(t | {"status": Status(t["status"])})) for t in s["tests"]
+                ),
+                output=s["output"],
+                wall_time=s["wall_time"],
+                workers=s["workers"],
+            ),
+        )
+        for s in data["submissions"]
+    ]
+    return data["run"], results

@@ -1,0 +1,60 @@
+"""Three correct implementations in different styles, graded in the sandbox, each earn
+every core point: from scratch (the bundled one), fused PyTorch ops, and an upstream-style
+one (einops, a table-free RoPE) that does not raise past the context and returns NaN for a
+fully masked attention row, which only the hardening entry notices."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.grading.results import HARDENING
+from tests.grading import synthetic
+from tests.grading.conftest import GradingRun, grade
+from tests.grading.test_scoring import CORE
+
+pytestmark = pytest.mark.grading
+
+UPSTREAM_STYLE = Path(__file__).parent / "upstream_style"
+HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
+    root = tmp_path_factory.mktemp("correct") / "submissions"
+    synthetic.write_submission(root / "from_scratch", synthetic.CORRECT)
+    (root / "fused" / "tests").mkdir(parents=True)
+    shutil.copyfile(REPO_ROOT / "tests" / "fused_adapters.py", root / "fused/tests/adapters.py")
+    shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
+    return grade(root, "-j2", out=root.parent / "out")
+
+
+def _core_points(run: GradingRun, name: str) -> float:
+    return sum(float(run.summary()[name][family]) for family in CORE)
+
+
+@pytest.mark.parametrize("name", ["from_scratch", "fused", "upstream_style"])
+def test_a_correct_implementation_earns_every_core_point(graded: GradingRun, name: str):
+    assert graded.returncode == 0, graded.stderr
+    assert _core_points(graded, name) == 23
+
+
+def test_upstream_silence_costs_nothing_and_is_reported_apart(graded: GradingRun):
+    tests = graded.results("upstream_style")["tests"]
+    hardening = {t["extra_data"]["nodeid"].rpartition("::")[2]: t for t in tests
+                 if t["extra_data"]["kind"] == HARDENING}  # fmt: skip
+    failed = sorted(n for n, t in hardening.items() if t["extra_data"]["status"] == "failed")
+    assert failed == [
+        "test_scaled_dot_product_attention[4d_fully_masked_row]",
+        "test_transformer_lm_rejects_sequences_past_the_context[one_layer_one_head]",
+        "test_transformer_lm_rejects_sequences_past_the_context[reference]",
+        "test_transformer_lm_rejects_sequences_past_the_context[two_layers_vocab_257]",
+    ]
+    assert all(t["name"].startswith(HARDENING_TITLE) and t["max_score"] == 0
+               for t in hardening.values())  # fmt: skip
+    assert graded.summary()["upstream_style"][HARDENING] == "0"
+    for name in ("from_scratch", "fused"):
+        assert {t["status"] for t in graded.results(name)["tests"]} == {"passed"}

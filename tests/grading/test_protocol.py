@@ -1,0 +1,105 @@
+"""The wire format: what the judge accepts from a worker, and what it refuses unread."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import torch
+
+from cs336_harness.grading.protocol import (
+    HEADER,
+    ProtocolError,
+    Timeout,
+    Unsendable,
+    decode,
+    encode,
+    read_frame,
+    write_frame,
+)
+
+pytestmark = pytest.mark.grading
+
+
+class Lying(torch.Tensor):
+    def __eq__(self, other):
+        return True
+
+
+def _body(frame: bytes) -> bytes:
+    return frame[HEADER:]
+
+
+def test_a_message_round_trips_as_plain_tensors():
+    x = torch.arange(6.0).reshape(2, 3).as_subclass(Lying)
+    message = {
+        "call": "run_rope",
+        "args": [1, 2.5, None],
+        "kwargs": {"x": x.t(), "w": {"a.b": torch.ones(2, dtype=torch.bfloat16)}, "f": True},
+    }
+    back = decode(_body(encode(message)))
+    assert type(back["kwargs"]["x"]) is torch.Tensor  # the subclass is gone
+    assert torch.equal(back["kwargs"]["x"], torch.arange(6.0).reshape(2, 3).t())
+    assert back["kwargs"]["w"]["a.b"].dtype == torch.bfloat16
+    assert back["args"] == [1, 2.5, None] and back["kwargs"]["f"] is True
+
+
+def test_values_without_a_plain_form_are_unsendable():
+    for value in (torch.nn.Linear(2, 2), object(), {1: "int key"}, {"__tensor__": "t0"}):
+        with pytest.raises(Unsendable):
+            encode({"value": value})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"not safetensors",
+        # A header that declares more data than follows.
+        b'5\x00\x00\x00\x00\x00\x00\x00{"t0": {"dtype": "F32", "shape": [1000], '
+        b'"data_offsets": [0, 4000]}}',
+    ],
+)
+def test_malformed_frames_are_refused(body: bytes):
+    with pytest.raises(ProtocolError):
+        decode(body)
+
+
+def test_a_reference_to_a_missing_tensor_is_refused():
+    frame = encode({"value": torch.ones(1)})
+    # Only the message's reference changes (escaped, inside the metadata string).
+    forged = frame.replace(b'\\"t0\\"', b'\\"t9\\"')
+    assert forged != frame
+    with pytest.raises(ProtocolError, match="missing tensor"):
+        decode(_body(forged))
+
+
+def test_a_dtype_outside_the_protocol_is_refused():
+    with pytest.raises(ProtocolError, match="complex64"):
+        decode(_body(encode({"value": torch.ones(2, dtype=torch.complex64)})))
+
+
+def test_an_oversized_frame_is_refused_before_its_body_is_read():
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, (1 << 40).to_bytes(HEADER, "little"))
+        with pytest.raises(ProtocolError, match="over the limit"):
+            read_frame(read_end, max_bytes=1 << 20)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_a_silent_writer_times_out_and_a_full_pipe_does_not_block():
+    read_end, write_end = os.pipe()
+    try:
+        with pytest.raises(Timeout):
+            read_frame(read_end, deadline=0.0)
+        os.set_blocking(write_end, False)
+        big = {"value": torch.zeros(1 << 20)}  # 4 MiB: more than a pipe holds
+        with pytest.raises(Timeout):
+            write_frame(write_end, big, deadline=time.monotonic() + 0.2)
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -1,0 +1,80 @@
+"""`--shard i/n` and `merge`: a class graded in shares equals the class graded at once."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.grading.shards import parse_shard, shard_positions
+from tests.grading import synthetic
+from tests.grading.conftest import grade
+
+pytestmark = pytest.mark.grading
+
+CLASS = {
+    "alice": synthetic.CORRECT,
+    "bob": synthetic.WRONG_SOFTMAX,
+    "carol": synthetic.NOT_IMPLEMENTED,
+    "dave": synthetic.CORRECT,
+    "erin": synthetic.IMPORT_ERROR,
+}
+SHARDS = 3
+
+
+def test_shards_split_the_class_evenly_and_exactly_once():
+    shares = [shard_positions(20, i, 4) for i in range(1, 5)]
+    assert sorted(p for share in shares for p in share) == list(range(20))
+    assert {len(s) for s in shares} == {5}
+    assert [len(shard_positions(5, i, 3)) for i in (1, 2, 3)] == [2, 2, 1]
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "two/4", "2"):
+        with pytest.raises(ValueError, match="not a shard"):
+            parse_shard(bad)
+
+
+def _summary(path: Path) -> list[dict[str, str]]:
+    with path.open() as f:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(f)]
+
+
+def _results(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    data.pop("execution_time")
+    data["output"] = data["output"].splitlines()[:2]  # how the run was made, not its logs
+    return data
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("class")
+    for name, submission in CLASS.items():
+        synthetic.write_submission(root / "submissions" / name, submission)
+    whole = grade(root / "submissions", "-j2", out=root / "whole")
+    assert whole.returncode == 0, whole.stderr
+    for i in range(1, SHARDS + 1):
+        run = grade(root / "submissions", "-j2", f"--shard={i}/{SHARDS}", out=root / f"shard{i}")
+        assert run.returncode == 0, run.stderr
+    return root
+
+
+def test_merged_shards_equal_grading_all_at_once(graded: Path):
+    shards = [graded / f"shard{i}" for i in range(1, SHARDS + 1)]
+    merged = grade("merge", *shards, out=graded / "merged")
+    assert merged.returncode == 0, merged.stderr
+    assert _summary(graded / "merged" / "summary.csv") == _summary(graded / "whole" / "summary.csv")
+    for name in CLASS:
+        assert _results(graded / "merged" / name / "results.json") == _results(
+            graded / "whole" / name / "results.json"
+        )
+    assert [row["submission"] for row in _summary(graded / "merged" / "summary.csv")] == sorted(
+        CLASS
+    )
+
+
+def test_a_merge_with_a_shard_missing_is_refused(graded: Path):
+    merged = grade("merge", graded / "shard1", graded / "shard3", out=graded / "partial")
+    assert merged.returncode == 2
+    assert "shards missing: 2/3" in merged.stderr
