@@ -1,0 +1,64 @@
+"""The attacks of `test_hostile_submissions` are real: without the protection each one
+defeats, it earns the point it is after. So a pass there means the protection held, not
+that the attack was broken."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.adapter_loader import REPO_ROOT
+from tests.grading import synthetic
+from tests.grading.conftest import GradingRun, Listener, family_statuses, grade
+
+pytestmark = pytest.mark.grading
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize(
+    "attack", [synthetic.PATCHES_COMPARISON, synthetic.PATCHES_PYTEST, synthetic.READS_CALLER]
+)
+def test_in_process_the_attacks_on_the_judge_pass(tmp_path: Path, attack: synthetic.Synthetic):
+    submission = synthetic.write_submission(tmp_path / "s", attack)
+    adapters = submission / "tests" / "adapters.py"
+    command = [sys.executable, "-m", "pytest", "tests/test_softmax.py", "-q", "-p",
+               "no:cacheprovider", f"--adapters={adapters}"]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+
+
+@pytest.fixture(scope="module")
+def unconfined(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradingRun, Path, Listener]:
+    root = tmp_path_factory.mktemp("unconfined")
+    submissions, listener = root / "submissions", Listener()
+    attacks = {
+        "reads_fixtures": synthetic.reads_fixtures(FIXTURES),
+        "writes_outside": synthetic.writes_outside(
+            root / "canary.txt", root / "no-fixtures", submissions / "writes_outside"
+        ),
+        "raids_neighbour": synthetic.raids_neighbour(submissions / "victim"),
+        "phones_home": synthetic.phones_home(listener.port),
+        "victim": synthetic.CORRECT,
+    }
+    for name, attack in attacks.items():
+        synthetic.write_submission(submissions / name, attack)
+    return grade(submissions, "-j2", "--no-sandbox", out=root / "out"), root, listener
+
+
+@pytest.mark.parametrize("name", ["reads_fixtures", "raids_neighbour", "phones_home"])
+def test_without_the_sandbox_the_attacks_on_the_host_score(unconfined, name: str):
+    run, _, _ = unconfined
+    assert family_statuses(run.results(name), "softmax") == {"passed"}
+
+
+def test_without_the_sandbox_the_host_is_written_and_reached(unconfined):
+    run, root, listener = unconfined
+    assert (root / "canary.txt").exists()
+    victim = (root / "submissions" / "victim" / "tests" / "adapters.py").read_text()
+    assert "sabotaged" in victim
+    assert listener.accepted > 0
+    assert run.summary()["writes_outside"]["sandbox"].startswith("none (--no-sandbox)")
