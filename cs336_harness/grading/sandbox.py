@@ -87,7 +87,7 @@ def _system_mounts() -> list[str]:
 def _readable_parents(destinations: list[str]) -> list[str]:
     """`--dir` for every directory above the mount points, world-readable: bwrap would make
     them 0700, which the worker's unprivileged user could not enter."""
-    parents = {str(p) for d in destinations for p in Path(d).parents if str(p) != "/"}
+    parents = {str(p) for d in destinations for p in Path(d).parents if str(p) not in ("/", "/tmp")}
     args: list[str] = []
     for parent in sorted(parents, key=lambda p: (p.count("/"), p)):
         args += ["--perms", "0755", "--dir", parent]
@@ -137,11 +137,12 @@ class Sandbox:
             (str(harness / "cs336_harness"), f"{HARNESS_MOUNT}/cs336_harness"),
             (str(submission), SUBMISSION_MOUNT),
         ]
-        command = [bwrap, *_system_mounts(), *_readable_parents([d for _, d in binds])]
+        # The tmpfs first: a Python environment that lives under /tmp is mounted over it.
+        command = [bwrap, "--size", str(limits.output), "--perms", "1777", "--tmpfs", "/tmp"]
+        command += [*_system_mounts(), *_readable_parents([d for _, d in binds])]
         for source, dest in binds:
             command += ["--ro-bind", source, dest]
         command += [
-            "--size", str(limits.output), "--perms", "1777", "--tmpfs", "/tmp",
             "--proc", "/proc",
             "--dev", "/dev",
             "--chdir", "/tmp",
@@ -202,10 +203,22 @@ class Sandbox:
             )
 
 
+# What the worker must not find in site-packages: the reference implementation and the
+# oracle. An editable install (uv's default) leaves only a path there, which is not mounted.
+WITHHELD_FROM_WORKER = ("cs336_basics", "cs336_harness/oracle", "cs336_harness/fixturegen")
+
+
 def check_sandbox(sandbox: Sandbox, harness: Path, limits: Limits) -> None:
     """Start the sandbox once with a trivial command; a GraderError names what failed."""
     if not sandbox.enabled:
         return
+    exposed = [str(Path(site) / name) for site in sandbox.site for name in WITHHELD_FROM_WORKER
+               if (Path(site) / name).exists()]  # fmt: skip
+    if exposed:
+        raise GraderError(
+            f"the environment's site-packages hold {exposed[0]}, which the sandboxed worker "
+            "would see: install this project editable (uv sync does)"
+        )
     probe = harness.parent / "probe-submission"
     probe.mkdir(exist_ok=True)
     command = sandbox.command(harness, probe, 0, limits)
