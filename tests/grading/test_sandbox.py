@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.limits import Limits
+from cs336_harness.grading.limits import Limits, apply_rlimits
 from cs336_harness.grading.sandbox import Sandbox
 from tests.grading.conftest import Listener
 
 pytestmark = pytest.mark.grading
+
+LIMITS = Limits(processes=16)
 
 # Run inside the sandbox: a report of the worker's world, as JSON.
 PROBE = """
@@ -28,6 +30,17 @@ def can(action):
         return False
 def connect():
     socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close()
+def forks():
+    count = 0
+    while count < 200:
+        try:
+            if os.fork() == 0:
+                __import__("time").sleep(30)
+                os._exit(0)
+        except OSError:
+            break
+        count += 1
+    return count
 status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
 print(json.dumps({
     "uid": os.getuid(),
@@ -39,6 +52,7 @@ print(json.dumps({
     "tmp_writable": can(lambda: open("/tmp/x", "w")),
     "harness_writable": can(lambda: open("/harness/cs336_harness/x", "w")),
     "reaches_host_loopback": can(connect),
+    "forks": forks(),
 }))
 """
 
@@ -49,13 +63,21 @@ def _probe(sandbox: Sandbox, tmp_path: Path, python: str, user: str | None = Non
     for path in (tmp_path, *tmp_path.parents):  # pytest's temp dirs are 0700
         if str(path).startswith("/tmp/"):
             path.chmod(path.stat().st_mode | 0o055)
-    command = sandbox.command(tmp_path / "harness", tmp_path / "submission", 0, Limits())
+    command = sandbox.command(tmp_path / "harness", tmp_path / "submission", 0, LIMITS)
     listener = Listener()
     command = [*command[: command.index(sys.executable)], python, "-S", "-c", PROBE,
                str(listener.port)]  # fmt: skip
     if user is not None:
         command = ["runuser", "-u", user, "--", *command]
-    done = subprocess.run(command, capture_output=True, text=True, cwd="/tmp", timeout=60)
+    rlimits = LIMITS.rlimits(own_user=user is None)
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        cwd="/tmp",
+        timeout=60,
+        preexec_fn=lambda: apply_rlimits(rlimits),
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout) | {"accepted": listener.accepted}
 
@@ -82,6 +104,9 @@ def test_as_root_the_worker_runs_as_a_user_of_its_own(tmp_path: Path):
     world = _probe(sandbox, tmp_path, sys.executable)
     _assert_confined(world, sandbox)
     assert world["uid"] == 64000 and world["no_new_privs"] == "1"
+    # The process limit holds (the probe and its threads count too); the forked sleepers
+    # ended with the sandbox.
+    assert world["forks"] < LIMITS.processes
 
 
 @pytest.mark.skipif(
