@@ -30,7 +30,7 @@ handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=di
 	@test -n "$(DEST)" || { echo "usage: make handout DEST=dir"; exit 2; }
 	$(UV) run python -m cs336_harness.grading.handout $(DEST)
 
-test-grading:  ## the grader's own tests: hostile submissions, fresh inputs, handout (minutes)
+test-grading:  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
 	$(UV) run pytest -m grading tests/grading
 
 bench:  ## speed and memory targets: forward pass, suite vs import torch, grading per submission

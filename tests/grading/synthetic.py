@@ -212,32 +212,42 @@ PATCHES_PYTEST = _softmax(
 )
 
 
+# Returns the stored expected output for an input found in one of `places` (paths to
+# softmax.safetensors fixture files), if any can be read.
+LOOKUP = f"""
+from safetensors.torch import load_file
+
+for place in places:
+    try:
+        table = load_file(place)
+    except Exception:
+        continue
+    for key, stored in table.items():
+        case, _, name = key.rpartition("/")
+        if name == "in_features" and torch.equal(stored, in_features):
+            answer = table[f"{{case}}/expected"]
+            # Two cases may share an input and differ in `dim`: pick the right one.
+            if torch.allclose(answer.sum(dim=dim), torch.tensor(1.0)):
+                return answer
+return {WRONG}
+"""
+
+
+def _stored_answers(find_places: str) -> Synthetic:
+    return _softmax(textwrap.dedent(find_places) + LOOKUP)
+
+
 def reads_fixtures(repo_fixtures: Path) -> Synthetic:
     """Looks for the expected outputs on disk: where the repository keeps them, then in
-    every *.safetensors file it can find."""
-    return _softmax(
+    every softmax.safetensors under the directories where graders keep their files."""
+    return _stored_answers(
         f"""
         import glob
         from pathlib import Path
-        from safetensors.torch import load_file
 
         places = [Path({str(repo_fixtures)!r}) / "softmax.safetensors"]
-        for root in ("/tmp", "/work", "/root", "/home"):  # where graders keep their files
-            places += [Path(p) for p in glob.glob(f"{{root}}/**/softmax.safetensors",
-                                                    recursive=True)]
-        for place in places:
-            try:
-                table = load_file(place)
-            except Exception:
-                continue
-            for key, stored in table.items():
-                case, _, name = key.rpartition("/")
-                if name == "in_features" and torch.equal(stored, in_features):
-                    answer = table[f"{{case}}/expected"]
-                    # Two cases may share an input and differ in `dim`: pick the right one.
-                    if torch.allclose(answer.sum(dim=dim), torch.tensor(1.0)):
-                        return answer
-        return {WRONG}
+        for root in ("/tmp", "/work", "/root", "/home"):
+            places += glob.glob(f"{{root}}/**/softmax.safetensors", recursive=True)
         """
     )
 
@@ -426,23 +436,12 @@ HUGE_REPLY = _softmax("return torch.zeros(300 << 18)")
 
 
 # Ships a link to the stored fixtures (and a FIFO, which would block a naive copy).
-LINKS = _softmax(
-    f"""
+LINKS = _stored_answers(
+    """
     from pathlib import Path
 
     import cs336_basics
-    from safetensors.torch import load_file
 
-    try:
-        table = load_file(Path(cs336_basics.__file__).parent / "answers" / "softmax.safetensors")
-    except Exception:
-        return {WRONG}
-    for key, stored in table.items():
-        case, _, name = key.rpartition("/")
-        if name == "in_features" and torch.equal(stored, in_features):
-            answer = table[f"{{case}}/expected"]
-            if torch.allclose(answer.sum(dim=dim), torch.tensor(1.0)):
-                return answer
-    return {WRONG}
+    places = [Path(cs336_basics.__file__).parent / "answers" / "softmax.safetensors"]
     """
 )

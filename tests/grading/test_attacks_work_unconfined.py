@@ -20,10 +20,15 @@ FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
 @pytest.mark.parametrize(
-    "attack", [synthetic.PATCHES_COMPARISON, synthetic.PATCHES_PYTEST, synthetic.READS_CALLER]
+    "attack",
+    [synthetic.PATCHES_COMPARISON, synthetic.PATCHES_PYTEST, synthetic.READS_CALLER, "links"],
 )
-def test_in_process_the_attacks_on_the_judge_pass(tmp_path: Path, attack: synthetic.Synthetic):
-    submission = synthetic.write_submission(tmp_path / "s", attack)
+def test_in_process_the_attacks_on_the_judge_pass(tmp_path: Path, attack):
+    if attack == "links":  # read through a link in its package, which the grader's copy drops
+        submission = synthetic.write_submission(tmp_path / "s", synthetic.LINKS)
+        (submission / "cs336_basics" / "answers").symlink_to(FIXTURES, target_is_directory=True)
+    else:
+        submission = synthetic.write_submission(tmp_path / "s", attack)
     adapters = submission / "tests" / "adapters.py"
     command = [sys.executable, "-m", "pytest", "tests/test_softmax.py", "-q", "-p",
                "no:cacheprovider", f"--adapters={adapters}"]  # fmt: skip
