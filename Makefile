@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test meta fixtures fixtures-check bench margins lint format ci grade handout test-grading
+.PHONY: help check test meta sweep fixtures fixtures-check bench margins lint format ci grade handout test-grading
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -14,6 +14,10 @@ test:  ## the everyday suite (seconds)
 
 meta:  ## tests of the tests: every wrong module caught, both correct ones pass
 	$(UV) run pytest -m meta
+
+SEEDS ?= 50
+sweep:  ## every fresh draw fair and sharp: make sweep SEEDS=50 (meta + a third implementation per seed)
+	$(UV) run python -m cs336_harness.seed_sweep --seeds $(SEEDS)
 
 fixtures:  ## rebuild every fixture from the oracle (byte-for-byte reproducible)
 	$(UV) run python -m cs336_harness.fixturegen

@@ -1,8 +1,8 @@
 """The pytest side of the harness: which adapters, which fixtures, and what each test checks.
 
 - `--adapters` / `CS336_ADAPTERS`: the adapters module under test (default `tests/adapters.py`).
-- `--fixtures-dir`: the fixture directory (default `tests/fixtures`); the session stops before
-  collecting anything if a file there departs from its SHA-256 manifest.
+- `--fixtures-dir` / `CS336_FIXTURES`: the fixture directory (default `tests/fixtures`); the
+  session stops before collecting anything if a file there departs from its SHA-256 manifest.
 - `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
   family's cases in `cases.json`; the family and a "not implemented" status are recorded in
   each test's `user_properties`, which JUnit XML reads.
@@ -26,6 +26,7 @@ from cs336_harness.cases import Case, case_table, load_case
 from cs336_harness.manifest import manifest_problems
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+FIXTURES_ENV_VAR = "CS336_FIXTURES"
 _ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
 
@@ -52,7 +53,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--fixtures-dir",
         metavar="DIR",
-        help="directory of reference fixtures with its MANIFEST.sha256 (default: tests/fixtures)",
+        help="directory of reference fixtures with its MANIFEST.sha256 "
+        "(default: $CS336_FIXTURES, else tests/fixtures)",
     )
 
 
@@ -62,7 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "hardening(why): behaviour this project chose where upstream is silent"
     )
-    config.stash[_FIXTURES] = Path(config.getoption("--fixtures-dir") or DEFAULT_FIXTURES).resolve()
+    fixtures = config.getoption("--fixtures-dir") or os.environ.get(FIXTURES_ENV_VAR)
+    config.stash[_FIXTURES] = Path(fixtures or DEFAULT_FIXTURES).resolve()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
