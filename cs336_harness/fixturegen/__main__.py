@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from cs336_harness.fixturegen import evidence
-from cs336_harness.fixturegen.core_cases import REFERENCE_CONFIG, add_core
+from cs336_harness.fixturegen.core_cases import REFERENCE_CONFIG, add_core, evidence_ids
 from cs336_harness.fixturegen.variant_cases import add_variants
 from cs336_harness.fixturegen.writer import FixtureSet
 from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     cases = sum(len(entries) for entries in fs.cases.values())
     print(f"wrote {len(files)} files, {cases} cases in {len(fs.cases)} families to {args.out}")
-    ids = fs.rng("evidence").integers(0, REFERENCE_CONFIG["vocab_size"], (4, 16))
-    print("\n".join(evidence.report(model, REFERENCE_CONFIG, ids)))
+    print(f"reference model: draw {fs.redraws + 1} of seed {args.seed} clears every bar")
+    print("\n".join(evidence.report(model, REFERENCE_CONFIG, evidence_ids(fs))))
 
 
 if __name__ == "__main__":

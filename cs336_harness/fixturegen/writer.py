@@ -35,6 +35,8 @@ class FixtureSet:
         self.tensors: dict[str, dict[str, torch.Tensor]] = {}
         self.shared_json: dict[str, Any] = {}
         self.shared_tensors: dict[str, dict[str, torch.Tensor]] = {}
+        # Draws of the reference model rejected for missing an evidence bar.
+        self.redraws = 0
 
     def rng(self, *names: str) -> np.random.Generator:
         """A generator seeded by the global seed and `names` only, so adding a case elsewhere
