@@ -10,6 +10,7 @@ from cs336_harness.fixturegen.weights import lm_weights
 from cs336_harness.fixturegen.writer import FixtureSet
 
 FFN_OUT = "layers.1.ffn.w2.weight"
+SMALL = REFERENCE_CONFIG | {"vocab_size": 50, "d_model": 16, "d_ff": 32}
 IDS = np.random.default_rng(0).integers(0, REFERENCE_CONFIG["vocab_size"], (4, 16))
 
 
@@ -39,11 +40,12 @@ def test_each_bar_catches_its_weakness(model, weakness, change):
 def test_a_rejected_draw_is_redrawn_from_the_seed(monkeypatch):
     verdicts = iter([["too weak"], ["too weak"], []] * 2)
     monkeypatch.setattr(evidence, "shortfalls", lambda *args: next(verdicts))
+    monkeypatch.setattr(core_cases, "REFERENCE_CONFIG", SMALL)  # the logic, not the size
     first, second = FixtureSet(7), FixtureSet(7)
     a, b = draw_reference_model(first), draw_reference_model(second)
     assert first.redraws == second.redraws == 2
     assert all(np.array_equal(a[k], b[k]) for k in a)
-    plain = lm_weights(FixtureSet(7).rng("reference_model"), REFERENCE_CONFIG)
+    plain = lm_weights(FixtureSet(7).rng("reference_model"), SMALL)
     assert not np.array_equal(a["lm_head.weight"], plain["lm_head.weight"])
     monkeypatch.setattr(evidence, "shortfalls", lambda *args: ["never"])
     with pytest.raises(RuntimeError, match=f"no draw in {core_cases.MAX_DRAWS}"):
