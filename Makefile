@@ -16,8 +16,9 @@ meta:  ## tests of the tests: every wrong module caught, both correct ones pass
 	$(UV) run pytest -m meta
 
 SEEDS ?= 50
-sweep:  ## every fresh draw fair and sharp: make sweep SEEDS=50 (meta + a third implementation per seed)
-	$(UV) run python -m cs336_harness.seed_sweep --seeds $(SEEDS)
+FIRST_SEED ?= 1
+sweep:  ## every fresh draw fair and sharp: make sweep SEEDS=50 [FIRST_SEED=1] (minutes per seed pair)
+	$(UV) run python -m cs336_harness.seed_sweep --seeds $(SEEDS) --first $(FIRST_SEED)
 
 fixtures:  ## rebuild every fixture from the oracle (byte-for-byte reproducible)
 	$(UV) run python -m cs336_harness.fixturegen
@@ -27,7 +28,7 @@ fixtures-check:  ## rebuild into a temporary directory and compare with the comm
 	  && diff -u tests/fixtures/MANIFEST.sha256 $$tmp/MANIFEST.sha256 \
 	  && echo "fixtures reproduce byte for byte"; status=$$?; rm -rf $$tmp; exit $$status
 
-grade:  ## grade submissions: make grade SUBMISSIONS="dir ..." [GRADE_ARGS="-j 4 --fresh-inputs 7"]
+grade:  ## grade submissions: make grade SUBMISSIONS="dir ..." [GRADE_ARGS="-j 4 --seed 7"]
 	$(UV) run cs336-grade $(SUBMISSIONS) $(GRADE_ARGS)
 
 handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=dir

@@ -9,6 +9,7 @@ itself could not run (the sandbox among it); 130 when interrupted (Ctrl-C, SIGTE
 from __future__ import annotations
 
 import argparse
+import secrets
 import signal
 import sys
 import tempfile
@@ -86,11 +87,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="PERCENT",
         help="exit 1 when a submission scores below this percentage of the maximum",
     )
-    parser.add_argument(
+    inputs = parser.add_mutually_exclusive_group()
+    inputs.add_argument(
+        "--seed",
         "--fresh-inputs",
+        dest="seed",
         type=int,
         metavar="SEED",
-        help="grade on fixtures drawn for SEED now, instead of the stored ones",
+        help="grade on inputs drawn for SEED (default when grading submissions: a new seed "
+        "from the operating system's randomness, written into every report)",
+    )
+    inputs.add_argument(
+        "--stored-inputs",
+        action="store_true",
+        help="grade on the committed fixtures, which every student has (the default of the "
+        "self-check, with no submission named)",
     )
     parser.add_argument(
         "--fixtures-dir", type=Path, default=DEFAULT_FIXTURES, help="trusted fixture directory"
@@ -145,9 +156,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _trusted_fixtures(args: argparse.Namespace, workroot: Path) -> Path:
-    if args.fresh_inputs is not None:
-        return fresh_fixtures(args.fresh_inputs, workroot / "fresh-fixtures")
+def _seed(args: argparse.Namespace) -> int | None:
+    """The seed of this run's inputs; None: the stored fixtures.
+
+    Grading submissions draws a new seed by default: the stored fixtures, expected outputs
+    included, are in every student's copy, so a submission could carry their answers. The
+    self-check grades this checkout's own code, where that cannot matter: it uses the
+    stored fixtures, which are what `uv run pytest` checks, and works in the handout."""
+    if args.stored_inputs or (args.seed is None and not args.submissions):
+        return None
+    return args.seed if args.seed is not None else secrets.randbits(31)
+
+
+def _trusted_fixtures(args: argparse.Namespace, seed: int | None, workroot: Path) -> Path:
+    if seed is not None:
+        return fresh_fixtures(seed, workroot / "fresh-fixtures")
     problems = manifest_problems(args.fixtures_dir.resolve())
     if problems:
         raise GraderError("the trusted fixtures fail their manifest:\n  " + "\n  ".join(problems))
@@ -188,10 +211,12 @@ def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -
         console.print(f"[dim]rubric families with no tests (not graded): {', '.join(untested)}[/]")
 
 
-def _inputs(args: argparse.Namespace) -> str:
-    if args.fresh_inputs is not None:
-        return f"fresh, drawn for seed {args.fresh_inputs}"
-    return "stored fixtures"
+def _inputs(args: argparse.Namespace, seed: int | None) -> str:
+    if seed is not None:
+        return f"fresh, drawn for seed {seed} (regrade on the same inputs: --seed {seed})"
+    if args.stored_inputs:
+        return "stored fixtures (--stored-inputs: public, a submission may carry their answers)"
+    return "stored fixtures (the self-check; --seed SEED draws fresh ones)"
 
 
 def _report(
@@ -247,14 +272,17 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
     limits = Limits(
         args.test_timeout, args.submission_timeout, args.memory_limit, args.output_limit
     )
+    seed = _seed(args)
     workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
     grader: Grader | None = None
     try:
-        bundle = build_bundle(REPO_ROOT, _trusted_fixtures(args, workroot), workroot / "bundle")
+        fixtures = _trusted_fixtures(args, seed, workroot)
+        bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle")
         sandbox = _sandbox(args, bundle, limits, errors)
         info = RunInfo(
             sandbox=sandbox.description,
-            inputs=_inputs(args),
+            inputs=_inputs(args, seed),
+            seed=seed,
             partial=args.partial,
             visibility=args.visibility,
             class_size=len(everyone),

@@ -155,8 +155,8 @@ def fresh_fixtures(seed: int, dest: Path) -> Path:
     """
     if importlib.util.find_spec(GENERATOR) is None:
         raise GraderError(
-            "--fresh-inputs needs the fixture generator and the oracle, which this copy "
-            "(a student handout?) does not have"
+            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
+            "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
         )
     command = [sys.executable, "-m", GENERATOR, "--seed", str(seed), "--out", str(dest)]
     done = subprocess.run([*command, "--quiet"], capture_output=True, text=True)

@@ -158,13 +158,15 @@ def write_hostile(root: Path, listener: Listener) -> None:
 
 @pytest.fixture(scope="session")
 def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
-    """Every synthetic submission graded in one run, two at a time, on the stored fixtures."""
+    """Every synthetic submission graded in one run, two at a time, on the stored fixtures
+    (so that an attack reading them could succeed, were the sandbox not there)."""
     root = tmp_path_factory.mktemp("hostile")
     listener = Listener()
     write_hostile(root, listener)
     run = grade(
         root / "submissions",
         "-j2",
+        "--stored-inputs",  # the attacks that read the stored fixtures need them to exist
         f"--test-timeout={TEST_TIMEOUT}",
         f"--memory-limit={MEMORY_LIMIT}",
         f"--fail-under={FAIL_UNDER}",

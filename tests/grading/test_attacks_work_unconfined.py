@@ -51,7 +51,8 @@ def unconfined(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradingRun, Pa
     }
     for name, attack in attacks.items():
         synthetic.write_submission(submissions / name, attack)
-    return grade(submissions, "-j2", "--no-sandbox", out=root / "out"), root, listener
+    run = grade(submissions, "-j2", "--no-sandbox", "--stored-inputs", out=root / "out")
+    return run, root, listener
 
 
 @pytest.mark.parametrize("name", ["reads_fixtures", "raids_neighbour", "phones_home"])

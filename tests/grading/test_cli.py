@@ -50,12 +50,14 @@ def _without_bwrap(tmp_path: Path) -> dict[str, str]:
 def test_without_the_sandbox_a_submission_is_not_graded_unless_asked(tmp_path: Path):
     submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
     env = _without_bwrap(tmp_path)
-    refused = grade(submission, out=tmp_path / "refused", env=env)
+    refused = grade(submission, "--stored-inputs", out=tmp_path / "refused", env=env)
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()
     assert "the sandbox needs bwrap" in line and "--no-sandbox" in line
     assert not (tmp_path / "refused").exists()
-    unconfined = grade(submission, "--no-sandbox", out=tmp_path / "unconfined", env=env)
+    unconfined = grade(
+        submission, "--no-sandbox", "--stored-inputs", out=tmp_path / "unconfined", env=env
+    )
     assert unconfined.returncode == 0, unconfined.stderr
     results = unconfined.results()
     assert results["score"] == results["max_score"]

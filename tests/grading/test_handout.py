@@ -78,3 +78,16 @@ def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path
     results = json.loads((handout / "report" / "results.json").read_text())
     assert results["score"] == 0 and results["max_score"] >= 23
     assert {t["extra_data"]["status"] for t in results["tests"]} == {"not implemented"}
+
+
+def test_the_handout_cannot_draw_fresh_inputs_and_says_so(handout: Path):
+    assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
+    run = _uv(handout, "run", "--offline", "cs336-grade", ".", "--out", "fresh-report")
+    assert run.returncode == 2
+    [line] = run.stderr.strip().splitlines()
+    assert "cannot draw fresh inputs" in line and "--stored-inputs" in line
+    stored = _uv(handout, "run", "--offline", "cs336-grade", ".", "--stored-inputs", "--out", "r")
+    assert stored.returncode == 0, stored.stderr
+    assert json.loads((handout / "r" / "results.json").read_text())["output"].splitlines()[1] == (
+        "inputs: stored fixtures (--stored-inputs: public, a submission may carry their answers)"
+    )

@@ -75,6 +75,7 @@ def test_every_report_says_the_sandbox_was_on(hostile_batch: HostileBatch):
     run = hostile_batch.run
     assert "sandbox: bubblewrap" in run.stdout
     assert {row["sandbox"] for row in run.summary().values()} == {"bubblewrap"}
+    assert {row["seed"] for row in run.summary().values()} == {"stored"}
     assert run.results("correct")["output"].startswith("sandbox: bubblewrap")
     properties = run.junit().find("testsuite/properties")
     assert {p.get("name"): p.get("value") for p in properties}["sandbox"] == "bubblewrap"
@@ -220,7 +221,7 @@ def test_a_memory_hog_fails_its_test_at_the_limit(hostile_batch: HostileBatch):
 
 
 def test_returning_stored_outputs_passes_on_the_stored_fixtures(hostile_batch: HostileBatch):
-    # The attack works here; test_fresh_inputs shows --fresh-inputs defeating it.
+    # The attack works here; test_fresh_inputs shows the default fresh inputs defeating it.
     assert family_statuses(hostile_batch.run.results("cheats"), "silu") == {"passed"}
 
 

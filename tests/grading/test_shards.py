@@ -52,10 +52,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("class")
     for name, submission in CLASS.items():
         synthetic.write_submission(root / "submissions" / name, submission)
-    whole = grade(root / "submissions", "-j2", out=root / "whole")
+    # Every shard must grade on the same inputs: one seed for the whole class.
+    whole = grade(root / "submissions", "-j2", "--seed=5", out=root / "whole")
     assert whole.returncode == 0, whole.stderr
     for i in range(1, SHARDS + 1):
-        run = grade(root / "submissions", "-j2", f"--shard={i}/{SHARDS}", out=root / f"shard{i}")
+        shard = f"--shard={i}/{SHARDS}"
+        run = grade(root / "submissions", "-j2", "--seed=5", shard, out=root / f"shard{i}")
         assert run.returncode == 0, run.stderr
     return root
 

@@ -23,6 +23,8 @@ class RunInfo:
 
     sandbox: str
     inputs: str
+    # The seed the inputs were drawn for; None: the stored fixtures.
+    seed: int | None
     partial: bool
     visibility: str
     # Submissions in the whole class (all shards): it decides the layout of the reports.
@@ -53,5 +55,5 @@ def write_reports(
     write_archive(results, out / "grading.json", info.to_dict(), places)
     if one:
         return ["results.json", "junit.xml", "grading.json"]
-    write_summary(results, out / "summary.csv", info.sandbox)
+    write_summary(results, out / "summary.csv", info.sandbox, info.seed)
     return ["<submission>/results.json", "junit.xml", "summary.csv", "grading.json"]

@@ -32,7 +32,7 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
     for name, value in (("score", result.points), ("max_score", result.max_points)):
         ET.SubElement(properties, "property", name=name, value=f"{value:g}")
     for name, value in run.items():
-        ET.SubElement(properties, "property", name=name, value=str(value))
+        ET.SubElement(properties, "property", name=name, value="" if value is None else str(value))
     for family in result.families:
         for test in family.tests:
             case = ET.SubElement(

@@ -1,6 +1,7 @@
 """`summary.csv`: one row per submission: its points in every family (and in the hardening
 entry), how many of its tests got each verdict, how many worker processes it took (more
-than one: a crash or a time-out ended one), and the sandbox it ran in."""
+than one: a crash or a time-out ended one), the sandbox it ran in and the seed its inputs
+were drawn for ("stored": the stored fixtures)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from cs336_harness.grading.results import Status
 from cs336_harness.grading.scoring import Score
 
 
-def write_summary(results: list[Score], path: Path, sandbox: str) -> None:
+def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | None) -> None:
     families = list(dict.fromkeys(f.family for r in results for f in r.families))
     statuses = [str(s) for s in Status]
     with path.open("w", newline="") as f:
@@ -28,6 +29,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str) -> None:
                 "seconds",
                 "workers",
                 "sandbox",
+                "seed",
                 "path",
             ]
         )
@@ -45,6 +47,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str) -> None:
                     f"{result.submission.wall_time:.1f}",
                     result.submission.workers,
                     sandbox,
+                    "stored" if seed is None else seed,
                     str(result.submission.path),
                 ]
             )
