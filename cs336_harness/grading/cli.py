@@ -235,9 +235,10 @@ def _report(
     if results:
         table = family_table(results[0]) if len(results) == 1 else submissions_table(results)
         console.print(table)
+    # Unwrapped, so that a seed or a path in them survives grep.
     for line in info.lines():
-        console.print(line, markup=False)
-    console.print(f"reports in {args.out}: {', '.join(written)}", markup=False)
+        console.print(line, markup=False, soft_wrap=True)
+    console.print(f"reports in {args.out}: {', '.join(written)}", markup=False, soft_wrap=True)
     if args.fail_under is not None:
         below = [r.submission.name for r in results if r.percent < args.fail_under]
         if below:
