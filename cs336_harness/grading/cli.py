@@ -13,8 +13,10 @@ import secrets
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -41,24 +43,23 @@ from cs336_harness.grading.submissions import discover
 from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
 from cs336_harness.manifest import manifest_problems
 
+T = TypeVar("T")
 EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 # As in the harness's pytest plugin, which the grader does not import: it imports torch,
 # which only the test processes need (6 s here).
 DEFAULT_FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse `type` from a parser that raises ValueError with a readable message."""
 
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
 
-def _shard(text: str) -> tuple[int, int]:
-    try:
-        return parse_shard(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return convert
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -117,7 +118,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--memory-limit",
-        type=_size,
+        type=_argument(parse_size),
         default=defaults.memory,
         metavar="SIZE",
         help="data memory of a submission's process, e.g. 4G; 0: none "
@@ -125,7 +126,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--output-limit",
-        type=_size,
+        type=_argument(parse_size),
         default=defaults.output,
         metavar="SIZE",
         help=f"largest file a submission's process may write, its output included "
@@ -133,7 +134,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--shard",
-        type=_shard,
+        type=_argument(parse_shard),
         default=(1, 1),
         metavar="I/N",
         help="grade only the I-th of N shares of the submissions; join with `merge`",
