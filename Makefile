@@ -17,8 +17,9 @@ meta:  ## tests of the tests: every wrong module caught, both correct ones pass
 
 SEEDS ?= 50
 FIRST_SEED ?= 1
-sweep:  ## every fresh draw fair and sharp: make sweep SEEDS=50 [FIRST_SEED=1] (minutes per seed pair)
-	$(UV) run python -m cs336_harness.seed_sweep --seeds $(SEEDS) --first $(FIRST_SEED)
+sweep:  ## every fresh draw fair and sharp: make sweep SEEDS=50 [FIRST_SEED=1] [SELECT="adamw or ..."]
+	$(UV) run python -m cs336_harness.seed_sweep --seeds $(SEEDS) --first $(FIRST_SEED) \
+	  $(if $(SELECT),-k "$(SELECT)")
 
 fixtures:  ## rebuild every fixture from the oracle (byte-for-byte reproducible)
 	$(UV) run python -m cs336_harness.fixturegen

@@ -2,17 +2,25 @@
 
 The default is the SPEC's LLaMA-style pre-norm decoder; :class:`ModelConfig` selects the
 architecture variants (GPT-2's LayerNorm, learned positions, GELU MLP, biases and tied
-embeddings, and the standard ablations).
+embeddings, and the standard ablations). The training half: cross-entropy, AdamW, the
+cosine schedule, gradient clipping, batches, checkpoints and decoding.
 """
 
+from cs336_basics.adamw import AdamW
 from cs336_basics.attention import scaled_dot_product_attention
+from cs336_basics.checkpoint import load_checkpoint, save_checkpoint
 from cs336_basics.config import ModelConfig
+from cs336_basics.cross_entropy import cross_entropy
+from cs336_basics.data import get_batch
+from cs336_basics.decoding import generate, next_token_probabilities, sample_next_token
 from cs336_basics.dropout import Dropout, dropout
 from cs336_basics.embedding import Embedding
 from cs336_basics.feedforward import PositionwiseFeedForward
 from cs336_basics.gelu import gelu
+from cs336_basics.gradient_clipping import clip_gradients
 from cs336_basics.layernorm import LayerNorm
 from cs336_basics.linear import Linear
+from cs336_basics.lr_schedule import cosine_lr_schedule
 from cs336_basics.multihead_attention import MultiHeadSelfAttention
 from cs336_basics.rmsnorm import RMSNorm
 from cs336_basics.rope import RotaryPositionalEmbedding
@@ -23,6 +31,7 @@ from cs336_basics.transformer_block import TransformerBlock
 from cs336_basics.transformer_lm import TransformerLM
 
 __all__ = [
+    "AdamW",
     "Dropout",
     "Embedding",
     "LayerNorm",
@@ -35,9 +44,18 @@ __all__ = [
     "SwiGLU",
     "TransformerBlock",
     "TransformerLM",
+    "clip_gradients",
+    "cosine_lr_schedule",
+    "cross_entropy",
     "default_d_ff",
     "dropout",
     "gelu",
+    "generate",
+    "get_batch",
+    "load_checkpoint",
+    "next_token_probabilities",
+    "sample_next_token",
+    "save_checkpoint",
     "scaled_dot_product_attention",
     "silu",
     "softmax",

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from _pytest.outcomes import Failed
 
+from cs336_harness.probes import needs_of, run_probe
+
 ENV_VAR = "CS336_ADAPTERS"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ADAPTERS = REPO_ROOT / "tests" / "adapters.py"
@@ -101,6 +103,17 @@ class Adapters:
                 raise NotImplementedFailure(f"not implemented: {name}", pytrace=False) from None
 
         return call
+
+    def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
+        """Run the probe `name` (`cs336_harness.probes`) against the module, here."""
+        __tracebackhide__ = True
+        if self.import_error is not None:
+            raise AdapterImportFailure(self.import_error, pytrace=False)
+        try:
+            return run_probe(self.module, name, kwargs)
+        except NotImplementedError:
+            needs = " and ".join(needs_of(name))
+            raise NotImplementedFailure(f"not implemented: {needs}", pytrace=False) from None
 
 
 def is_not_implemented(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:

@@ -55,8 +55,9 @@ def _pytest(args: list[str], fixtures: Path) -> list[str]:
     return failed
 
 
-def check_seed(seed: int) -> list[str]:
-    """Everything that went wrong on the draw for `seed`."""
+def check_seed(seed: int, select: str | None = None) -> list[str]:
+    """Everything that went wrong on the draw for `seed`; `select` (a pytest -k expression)
+    keeps the meta-test's modules whose names match it."""
     with tempfile.TemporaryDirectory(prefix=f"sweep-{seed}-") as tmp:
         fixtures = Path(tmp) / "fixtures"
         generator = [sys.executable, "-m", "cs336_harness.fixturegen", "--quiet"]
@@ -66,7 +67,7 @@ def check_seed(seed: int) -> list[str]:
             check=True,
             capture_output=True,
         )
-        problems = _pytest(["-m", "meta"], fixtures)
+        problems = _pytest(["-m", "meta", *(["-k", select] if select else [])], fixtures)
         files = [f"tests/test_{family}.py" for family in CORE_FAMILIES]
         upstream = [f"--adapters={UPSTREAM_STYLE}", "-m", "not hardening", *files]
         problems += [f"upstream_style: {p}" for p in _pytest(upstream, fixtures)]
@@ -78,13 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=50, help="how many seeds")
     parser.add_argument("--first", type=int, default=1, help="the first seed")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="seeds checked at once")
+    parser.add_argument(
+        "-k",
+        dest="select",
+        metavar="EXPRESSION",
+        help="only the meta-test's modules matching this pytest -k expression (e.g. "
+        '"adamw or correct_module"); the correct modules run every family either way',
+    )
     args = parser.parse_args(argv)
     console = Console()
     seeds = range(args.first, args.first + args.seeds)
     started = time.monotonic()
     failed = 0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for seed, problems in zip(seeds, pool.map(check_seed, seeds), strict=True):
+        checked = pool.map(lambda seed: check_seed(seed, args.select), seeds)
+        for seed, problems in zip(seeds, checked, strict=True):
             failed += bool(problems)
             verdict = "ok" if not problems else f"{len(problems)} problem(s)"
             console.print(f"seed {seed}: {verdict}", markup=False)

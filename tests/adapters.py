@@ -13,13 +13,18 @@ LM) take the dtype of their weights.
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Iterable
+from typing import IO, Any, BinaryIO
 
+import numpy as np
+import numpy.typing as npt
 import torch
 from jaxtyping import Bool, Float, Int
 from torch import Tensor
 
 from cs336_basics import (
+    AdamW,
     Embedding,
     LayerNorm,
     Linear,
@@ -31,7 +36,15 @@ from cs336_basics import (
     SwiGLU,
     TransformerBlock,
     TransformerLM,
+    clip_gradients,
+    cosine_lr_schedule,
+    cross_entropy,
     gelu,
+    generate,
+    get_batch,
+    load_checkpoint,
+    sample_next_token,
+    save_checkpoint,
     scaled_dot_product_attention,
     silu,
     softmax,
@@ -276,6 +289,106 @@ def run_transformer_lm_from_config(
     model.eval()  # dropout off: the expected logits are the deterministic model's
     with torch.no_grad():
         return model(in_indices)
+
+
+# -- the training half -------------------------------------------------------------------------
+
+
+def run_cross_entropy(
+    inputs: Float[Tensor, " ... vocab_size"], targets: Int[Tensor, " ..."]
+) -> Float[Tensor, ""]:
+    """Mean cross-entropy of the logits ``inputs`` against ``targets`` over every position."""
+    return cross_entropy(inputs, targets)
+
+
+def run_gradient_clipping(parameters: Iterable[torch.nn.Parameter], max_l2_norm: float) -> None:
+    """Clip the parameters' gradients in place to a global L2 norm of ``max_l2_norm``."""
+    clip_gradients(parameters, max_l2_norm)
+
+
+def get_adamw_cls() -> type[torch.optim.Optimizer]:
+    """The AdamW optimizer class: ``AdamW(params, lr, betas, eps, weight_decay)``."""
+    return AdamW
+
+
+def run_get_lr_cosine_schedule(
+    it: int,
+    max_learning_rate: float,
+    min_learning_rate: float,
+    warmup_iters: int,
+    cosine_cycle_iters: int,
+) -> float:
+    """The learning rate at step ``it``: linear warm-up, cosine decay, then the minimum."""
+    return cosine_lr_schedule(
+        it, max_learning_rate, min_learning_rate, warmup_iters, cosine_cycle_iters
+    )
+
+
+def run_get_batch(
+    dataset: npt.NDArray[np.integer], batch_size: int, context_length: int, device: str
+) -> tuple[Int[Tensor, " batch_size context_length"], Int[Tensor, " batch_size context_length"]]:
+    """Random windows of ``dataset`` and their labels (shifted by one), on ``device``."""
+    return get_batch(dataset, batch_size, context_length, device)
+
+
+def run_save_checkpoint(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    iteration: int,
+    out: str | os.PathLike | BinaryIO | IO[bytes],
+) -> None:
+    """Write the model's and optimizer's state and ``iteration`` to a path or binary file."""
+    save_checkpoint(model, optimizer, iteration, out)
+
+
+def run_load_checkpoint(
+    src: str | os.PathLike | BinaryIO | IO[bytes],
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+) -> int:
+    """Restore the model and optimizer from ``src``; the iteration that was saved."""
+    return load_checkpoint(src, model, optimizer)
+
+
+def run_sample_next_token(
+    logits: Float[Tensor, " ... vocab_size"], temperature: float, top_p: float, seed: int
+) -> Int[Tensor, " ..."]:
+    """One token per row of ``logits``: temperature, then nucleus sampling, from ``seed``."""
+    generator = torch.Generator(device=logits.device).manual_seed(seed)
+    return sample_next_token(logits, temperature, top_p, generator)
+
+
+def run_generate(
+    vocab_size: int,
+    context_length: int,
+    d_model: int,
+    num_layers: int,
+    num_heads: int,
+    d_ff: int,
+    rope_theta: float,
+    weights: dict[str, Tensor],
+    prompt: Int[Tensor, " seq"],
+    max_new_tokens: int,
+    temperature: float,
+    top_p: float,
+    end_of_text_id: int | None,
+    seed: int,
+) -> Int[Tensor, " new"]:
+    """The tokens the LM with ``weights`` generates after ``prompt`` (end-of-text included)."""
+    model = TransformerLM(
+        vocab_size,
+        context_length,
+        d_model,
+        num_layers,
+        num_heads,
+        d_ff,
+        rope_theta,
+        device=prompt.device,
+        dtype=weights["token_embeddings.weight"].dtype,
+    )
+    model.load_state_dict(weights)
+    generator = torch.Generator(device=prompt.device).manual_seed(seed)
+    return generate(model, prompt, max_new_tokens, temperature, top_p, end_of_text_id, generator)
 
 
 def _mha_state(q: Tensor, k: Tensor, v: Tensor, o: Tensor) -> dict[str, Tensor]:

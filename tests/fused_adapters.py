@@ -470,3 +470,110 @@ __all__ = [
     "run_transformer_lm",
     "run_transformer_lm_from_config",
 ]
+
+
+# -- the training half, with PyTorch's own loss, clipping and optimizer -------------------------
+
+
+def run_cross_entropy(
+    inputs: Float[Tensor, " ... vocab_size"], targets: Int[Tensor, " ..."]
+) -> Float[Tensor, ""]:
+    """``F.cross_entropy`` over every leading position, flattened."""
+    return F.cross_entropy(inputs.reshape(-1, inputs.shape[-1]), targets.reshape(-1))
+
+
+def run_gradient_clipping(parameters, max_l2_norm: float) -> None:
+    """``torch.nn.utils.clip_grad_norm_``: the same global norm and 1e-6."""
+    torch.nn.utils.clip_grad_norm_(list(parameters), max_l2_norm)
+
+
+def get_adamw_cls() -> type[torch.optim.Optimizer]:
+    """``torch.optim.AdamW``: decay first, ε after the bias correction."""
+    return torch.optim.AdamW
+
+
+def run_get_lr_cosine_schedule(
+    it: int,
+    max_learning_rate: float,
+    min_learning_rate: float,
+    warmup_iters: int,
+    cosine_cycle_iters: int,
+) -> float:
+    """The schedule as one tensor expression per phase, in float64."""
+    t = torch.tensor(float(it), dtype=torch.float64)
+    if it < warmup_iters:
+        return float(t / warmup_iters * max_learning_rate)
+    if it > cosine_cycle_iters:
+        return min_learning_rate
+    phase = (t - warmup_iters) / (cosine_cycle_iters - warmup_iters)
+    return float(min_learning_rate + (max_learning_rate - min_learning_rate) * 0.5
+                 * (1 + torch.cos(torch.pi * phase)))  # fmt: skip
+
+
+def run_get_batch(dataset, batch_size: int, context_length: int, device: str):
+    """Starts from ``torch.randint``; windows gathered with one index tensor."""
+    starts = torch.randint(0, len(dataset) - context_length, (batch_size,))
+    index = starts[:, None] + torch.arange(context_length + 1)
+    windows = torch.as_tensor(dataset[index.numpy()].astype("int64"), device=device)
+    return windows[:, :-1], windows[:, 1:]
+
+
+def run_save_checkpoint(model, optimizer, iteration: int, out) -> None:
+    torch.save(
+        {"model_state": model.state_dict(), "optimizer_state": optimizer.state_dict(),
+         "step": iteration},
+        out,
+    )  # fmt: skip
+
+
+def run_load_checkpoint(src, model, optimizer) -> int:
+    saved = torch.load(src, weights_only=True)
+    model.load_state_dict(saved["model_state"])
+    optimizer.load_state_dict(saved["optimizer_state"])
+    return saved["step"]
+
+
+def run_sample_next_token(
+    logits: Float[Tensor, " ... vocab_size"], temperature: float, top_p: float, seed: int
+) -> Int[Tensor, " ..."]:
+    """``torch.softmax``, the nucleus as "mass before the token < top_p" on a sorted copy,
+    ``torch.multinomial``; temperature 0 is arg-max."""
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+    sorted_probs[(sorted_probs.cumsum(-1) - sorted_probs) >= top_p] = 0.0
+    flat = sorted_probs.reshape(-1, probs.shape[-1])
+    generator = torch.Generator(device=logits.device).manual_seed(seed)
+    picks = torch.multinomial(flat, 1, generator=generator).reshape((*probs.shape[:-1], 1))
+    return order.gather(-1, picks).squeeze(-1)
+
+
+def run_generate(
+    vocab_size: int,
+    context_length: int,
+    d_model: int,
+    num_layers: int,
+    num_heads: int,
+    d_ff: int,
+    rope_theta: float,
+    weights: dict[str, Tensor],
+    prompt: Int[Tensor, " seq"],
+    max_new_tokens: int,
+    temperature: float,
+    top_p: float,
+    end_of_text_id: int | None,
+    seed: int,
+) -> Int[Tensor, " new"]:
+    """The functional LM above, one token at a time on the last ``context_length`` tokens."""
+    tokens = prompt.clone()
+    for step in range(max_new_tokens):
+        logits = run_transformer_lm(
+            vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta,
+            weights, tokens[-context_length:][None],
+        )[0, -1]  # fmt: skip
+        token = run_sample_next_token(logits, temperature, top_p, seed + step)
+        tokens = torch.cat([tokens, token.reshape(1)])
+        if end_of_text_id is not None and int(token) == end_of_text_id:
+            break
+    return tokens[len(prompt) :]

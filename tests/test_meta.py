@@ -18,6 +18,15 @@ WRONG = sorted(p for p in (TESTS / "wrong_adapters").glob("*.py") if not p.name.
 CORRECT = [TESTS / "adapters.py", TESTS / "fused_adapters.py"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _dynamo_imported_once():
+    """pytester takes modules imported during an inline run out of `sys.modules` again
+    afterwards. torch.optim's first call imports torch._dynamo, which imports triton, a
+    native extension that aborts the process when imported a second time: so import it
+    once here, outside every run."""
+    import torch._dynamo  # noqa: F401
+
+
 def failing_families(pytester: pytest.Pytester, adapters: Path) -> tuple[set[str], int]:
     """Run every family's tests against `adapters`; return the failing families and the count
     of tests that ran."""

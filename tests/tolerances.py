@@ -85,3 +85,26 @@ def for_dtype(dtype: torch.dtype, float32: dict[str, float]) -> dict[str, float]
         return float32
     info = torch.finfo(dtype)
     return {"rtol": 1.01 * info.eps, "atol": 1.01 * info.smallest_normal * info.eps}
+
+
+# The training half.
+
+# A max, a sum of exps, a log and a mean: a few u relative to the loss. A log-sum-exp that is
+# rounded back at the size of the largest logit (torch.logsumexp, or max + log Σ exp) loses
+# up to u/2 of that logit, so the absolute bound grows with it: logits of ±4000 allow 2.4e-4,
+# still ~100 times below the smallest wrong answer (a mean taken over the wrong count).
+CROSS_ENTROPY = {"rtol": 2e-6, "atol": 2e-6}
+CROSS_ENTROPY_PER_UNIT_LOGIT = 4 * 2**-24
+
+# One global norm (a sum of ≤ 20 squares and a square root) and one product per element:
+# a few u relative; there is no absolute floor, as the epsilon case's gradients are ~1e-7.
+GRADIENT_CLIPPING = {"rtol": 1e-5, "atol": 0.0}
+
+# 30 steps of |Δθ| ≤ lr ≈ 0.02 on parameters of size ~1, each step rounding θ, m and v in
+# float32: the error grows like steps · u · |θ| ≈ 2e-6. The two orderings the handout and
+# torch.optim.AdamW use differ by ~lr² · λ per step (≥ 1e-4 after 30 steps), coupled L2
+# decay or a missing bias correction by far more; either ordering is accepted.
+ADAMW = {"rtol": 1e-5, "atol": 1e-5}
+
+# Plain float arithmetic and one cosine; a float32 implementation is within a few u.
+LEARNING_RATE_SCHEDULE = {"rtol": 1e-6, "atol": 1e-12}

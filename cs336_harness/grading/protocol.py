@@ -8,6 +8,7 @@ tensor's declared dtype and shape match the bytes that follow, so what the judge
 is a real, dense, plain `torch.Tensor` whatever the worker did.
 
 Requests (judge → worker):  {"call": "run_rope", "kwargs": {...}}
+                            {"probe": "adamw_trajectory", "kwargs": {...}}
 Replies  (worker → judge):  {"booted": true}                  torch imported, nothing else yet
                             {"ready": true} | {"import_error": "..."}   after the adapters
                             {"value": ...}                    the adapter's return value

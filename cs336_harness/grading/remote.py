@@ -32,6 +32,7 @@ from _pytest.outcomes import Failed
 from cs336_harness.adapter_loader import AdapterImportFailure, NotImplementedFailure
 from cs336_harness.grading.limits import Limits, format_size
 from cs336_harness.grading.protocol import Closed, ProtocolError, Timeout, read_frame, write_frame
+from cs336_harness.probes import needs_of
 
 # Starting Python and importing torch, before any submission code runs: generous, since
 # graded submissions share the cores; it counts against the submission's time all the same.
@@ -226,14 +227,22 @@ class RemoteAdapters:
 
         return call
 
+    def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
+        """Run the probe `name` (`cs336_harness.probes`) in the worker."""
+        __tracebackhide__ = True
+        return self._request(name, {"probe": name, "kwargs": kwargs})
+
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        __tracebackhide__ = True
+        return self._request(name, {"call": name, "args": args, "kwargs": kwargs})
+
+    def _request(self, name: str, request: dict[str, Any]) -> Any:
         __tracebackhide__ = True
         if time.monotonic() >= self.deadline:
             raise self._out_of_time("this call was not made")
         self._ready()
         assert self.worker is not None and self.worker.stdin is not None
         deadline = min(time.monotonic() + self.limits.test_timeout, self.deadline)
-        request = {"call": name, "args": args, "kwargs": kwargs}
         try:
             write_frame(self.worker.stdin.fileno(), request, deadline)
             reply = self._receive(deadline)
@@ -256,7 +265,8 @@ class RemoteAdapters:
         if "value" in reply:
             return reply["value"]
         if "not_implemented" in reply:
-            raise NotImplementedFailure(f"not implemented: {name}", pytrace=False)
+            needs = " and ".join(needs_of(name))
+            raise NotImplementedFailure(f"not implemented: {needs}", pytrace=False)
         if "raised" in reply:
             kind, message = str(reply["raised"]), str(reply.get("message", ""))
             raise SubmissionRaised(_raised_message(kind, message, self.limits))

@@ -3,7 +3,8 @@
 `python -S -m cs336_harness.grading.worker ADAPTERS_PY`, started by the judge
 (`remote.RemoteAdapters`) with the protocol on its stdin and stdout. It says it has booted
 (torch imported, no submission code run yet), imports the submission's adapters, says
-whether that worked, then answers one `run_*` call per request until its stdin closes.
+whether that worked, then answers one request at a time until its stdin closes: a `run_*`
+call, or a probe of the adapters (`cs336_harness.probes`).
 
 Nothing here is trusted: the submission can replace any of it once imported. That is
 fine, because the judge believes nothing the worker says beyond "this is the value I
@@ -16,6 +17,7 @@ import faulthandler
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -28,20 +30,35 @@ from cs336_harness.grading.protocol import (
     write_all,
     write_frame,
 )
+from cs336_harness.probes import PROBES, run_probe
 
 
 def _exception_line(error: BaseException) -> str:
     return traceback.format_exception_only(type(error), error)[-1].strip()
 
 
-def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
-    """The reply frame to one call: its value, or how it failed."""
+def _callable(module: ModuleType, request: dict[str, Any]) -> tuple[str, Callable[[], Any] | None]:
+    """What one request asks to run: a `run_*` adapter, or a probe of the adapters."""
+    kwargs = request.get("kwargs", {})
+    if "probe" in request:
+        name = str(request["probe"])
+        if name not in PROBES:
+            return name, None
+        return name, lambda: run_probe(module, name, kwargs)
     name = str(request.get("call", ""))
     function = getattr(module, name, None) if name.startswith("run_") else None
     if not callable(function):
+        return name, None
+    return name, lambda: function(*request.get("args", []), **kwargs)
+
+
+def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
+    """The reply frame to one call or probe: its value, or how it failed."""
+    name, run = _callable(module, request)
+    if run is None:
         return encode({"not_implemented": name})
     try:
-        value = function(*request.get("args", []), **request.get("kwargs", {}))
+        value = run()
     except NotImplementedError:
         return encode({"not_implemented": name})
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the submission's too
@@ -59,6 +76,10 @@ def main(argv: list[str]) -> int:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     faulthandler.enable()  # "Fatal Python error: Segmentation fault" in the log, for the judge
+    # torch.optim's first call imports torch._dynamo (seconds): done while booting, so that
+    # the first optimizer test's time limit measures the submission, not an import.
+    import torch._dynamo  # noqa: F401
+
     write_frame(replies, {"booted": True})
     try:
         module = load_module(argv[1])

@@ -27,17 +27,31 @@ from cs336_harness.oracle.model import (
     transformer_block,
     transformer_lm,
 )
+from cs336_harness.oracle.training import (
+    adamw_trajectory,
+    clip_gradients,
+    cosine_schedule,
+    cross_entropy,
+    greedy_generate,
+    nucleus_distribution,
+)
 
 __all__ = [
     "DEFAULT_CONFIG",
     "SIZE_KEYS",
+    "adamw_trajectory",
+    "clip_gradients",
+    "cosine_schedule",
+    "cross_entropy",
     "embedding",
     "feedforward",
     "gelu",
+    "greedy_generate",
     "layernorm",
     "linear",
     "lm_parameter_shapes",
     "multihead_self_attention",
+    "nucleus_distribution",
     "rmsnorm",
     "rope",
     "scaled_dot_product_attention",

@@ -1,5 +1,6 @@
 """Three correct implementations in different styles, graded in the sandbox on a fresh
-draw (the default), each earn every core point: from scratch (the bundled one), fused
+draw (the default), each earn every core point (and the two with a training half, every
+training point): from scratch (the bundled one), fused
 PyTorch ops, and an upstream-style one (einops, a table-free RoPE) that does not raise past
 the context and returns NaN for a fully masked attention row, which only the hardening
 entry notices."""
@@ -15,7 +16,7 @@ from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.results import HARDENING
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade
-from tests.grading.test_scoring import CORE
+from tests.grading.test_scoring import CORE, TRAINING
 
 pytestmark = pytest.mark.grading
 
@@ -41,6 +42,14 @@ def _core_points(run: GradingRun, name: str) -> float:
 def test_a_correct_implementation_earns_every_core_point(graded: GradingRun, name: str):
     assert graded.returncode == 0, graded.stderr
     assert _core_points(graded, name) == 23, f"seed {graded.summary()[name]['seed']}"
+
+
+@pytest.mark.parametrize("name", ["from_scratch", "fused"])
+def test_the_training_half_is_graded_beside_the_code_through_probes(graded: GradingRun, name: str):
+    # The optimizer, clipping, batch and checkpoint families drive the submission's objects
+    # from probes that run in the sandboxed worker; only plain data comes back.
+    points = sum(float(graded.summary()[name][family]) for family in TRAINING)
+    assert points == sum(TRAINING.values()) == 12
 
 
 def test_upstream_silence_costs_nothing_and_is_reported_apart(graded: GradingRun):

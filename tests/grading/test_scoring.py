@@ -36,6 +36,23 @@ def test_the_rubric_gives_the_core_components_23_points():
     assert sum(CORE.values()) == 23
 
 
+# The upstream handout's points for the training half (Spring 2025).
+TRAINING = {
+    "cross_entropy": 2,
+    "adamw": 2,
+    "learning_rate_schedule": 1,
+    "gradient_clipping": 1,
+    "data_loading": 2,
+    "checkpointing": 1,
+    "decoding": 3,
+}
+
+
+def test_the_rubric_gives_the_training_half_the_handouts_points():
+    rubric = load_rubric()
+    assert {f.family: f.points for f in rubric.families if f.family in TRAINING} == TRAINING
+
+
 def test_the_rubric_covers_every_family_the_tests_carry():
     families = {
         line.split('"')[1]

@@ -1,0 +1,36 @@
+"""Save and restore a training run: model weights, optimizer state and the step reached."""
+
+from __future__ import annotations
+
+import os
+from typing import IO, BinaryIO
+
+import torch
+
+PathOrFile = str | os.PathLike | BinaryIO | IO[bytes]
+
+
+def save_checkpoint(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, iteration: int, out: PathOrFile
+) -> None:
+    """Write ``model``'s and ``optimizer``'s state dicts and ``iteration`` to a path or an
+    open binary file, in one ``torch.save`` so the three can't get out of step."""
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "iteration": int(iteration),
+    }
+    torch.save(state, out)
+
+
+def load_checkpoint(
+    src: PathOrFile, model: torch.nn.Module, optimizer: torch.optim.Optimizer
+) -> int:
+    """Restore ``model`` and ``optimizer`` from ``src`` (what `save_checkpoint` wrote) and
+    return the saved iteration. Tensors are mapped onto the device of the model's first
+    parameter; ``weights_only`` loading runs no code from the file."""
+    device = next(model.parameters(), torch.empty(0)).device
+    state = torch.load(src, map_location=device, weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    return int(state["iteration"])

@@ -1,0 +1,261 @@
+"""Checks of adapters that take or return objects, run beside the adapters module.
+
+Most adapters map tensors to a tensor, so a test can call them anywhere, the grader's
+sandboxed worker included. A few work on objects no wire can carry: an optimizer class
+(`get_adamw_cls`), parameters whose `.grad` is changed in place (`run_gradient_clipping`),
+a NumPy memmap (`run_get_batch`), a model and optimizer to checkpoint. A *probe* is a
+function of plain data that builds those objects, drives the adapters and returns plain
+data (tensors, numbers, lists) for the test to judge. Run locally, it gets the adapters
+module; under the grader it runs in the worker, in the submission's process, so the
+verdict stays in the judge. A submission can tamper with a probe there, but it gains only
+what it could by calling PyTorch's own functions from its adapters: the probe's inputs and
+the expected values stay with the judge.
+
+Tests call a probe like a function: `probes.adamw_trajectory(adapters, ...)`.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import torch
+
+
+class MissingAdapter(NotImplementedError):
+    """The adapters module has no such function (reported as "not implemented")."""
+
+
+# name -> (the probe, the adapters it needs: named in a "not implemented" message)
+PROBES: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {}
+
+
+def adapter(module: ModuleType, name: str) -> Callable[..., Any]:
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise MissingAdapter(name)
+    return function
+
+
+def probe(*needs: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a probe of the adapters `needs`; the decorated name takes `adapters` first."""
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        PROBES[function.__name__] = (function, needs)
+
+        @functools.wraps(function)
+        def run(adapters: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            return adapters.probe(function.__name__, kwargs)
+
+        return run
+
+    return register
+
+
+def run_probe(module: ModuleType, name: str, kwargs: dict[str, Any]) -> Any:
+    """Run probe `name` against `module`, in this process."""
+    function, _ = PROBES[name]
+    return function(module, **kwargs)
+
+
+def needs_of(name: str) -> tuple[str, ...]:
+    return PROBES[name][1] if name in PROBES else (name,)
+
+
+# -- gradient clipping -----------------------------------------------------------------------
+
+
+@probe("run_gradient_clipping")
+def gradient_clipping(
+    module: ModuleType,
+    values: list[torch.Tensor],
+    grads: list[torch.Tensor | None],
+    max_l2_norm: float,
+) -> dict[str, list[torch.Tensor | None]]:
+    """Parameters holding `values` and `grads` (None: no gradient), clipped in place; their
+    gradients and values afterwards."""
+    params = [torch.nn.Parameter(v.clone()) for v in values]
+    for p, g in zip(params, grads, strict=True):
+        p.grad = None if g is None else g.clone()
+    adapter(module, "run_gradient_clipping")(params, max_l2_norm)
+    return {"grads": [p.grad for p in params], "values": [p.detach() for p in params]}
+
+
+# -- AdamW -------------------------------------------------------------------------------------
+
+
+@probe("get_adamw_cls")
+def adamw_trajectory(
+    module: ModuleType,
+    initial: list[torch.Tensor],
+    grads: list[list[torch.Tensor | None]],
+    groups: list[dict[str, Any]],
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """Parameters starting at `initial`, stepped by the submission's AdamW with the gradient
+    `grads[t][i]` for parameter i at step t (None: no gradient that step).
+
+    `groups` are the optimizer's parameter groups: each has `params` (indices into
+    `initial`) and hyperparameters; the first group's hyperparameters are also passed as
+    the constructor's keyword arguments. Returns every parameter after every step, and the
+    devices the optimizer's state tensors live on.
+    """
+    params = [torch.nn.Parameter(v.clone().to(device)) for v in initial]
+    param_groups = [
+        {k: v for k, v in g.items() if k != "params"} | {"params": [params[i] for i in g["params"]]}
+        for g in groups
+    ]
+    defaults = {k: v for k, v in groups[0].items() if k != "params"}
+    if "betas" in defaults:
+        defaults["betas"] = tuple(defaults["betas"])
+    for g in param_groups:
+        if "betas" in g:
+            g["betas"] = tuple(g["betas"])
+    optimizer = adapter(module, "get_adamw_cls")()(param_groups, **defaults)
+    trajectory = []
+    for step in grads:
+        optimizer.zero_grad(set_to_none=True)
+        for p, g in zip(params, step, strict=True):
+            p.grad = None if g is None else g.clone().to(device)
+        optimizer.step()
+        trajectory.append([p.detach().clone() for p in params])
+    state_devices = sorted(
+        {
+            str(value.device)
+            for state in optimizer.state.values()
+            for value in state.values()
+            if isinstance(value, torch.Tensor) and value.ndim > 0
+        }
+    )
+    return {"trajectory": trajectory, "state_devices": state_devices}
+
+
+# -- batches ------------------------------------------------------------------------------
+
+
+@probe("run_get_batch")
+def get_batch_samples(
+    module: ModuleType,
+    dataset: torch.Tensor,
+    batch_size: int,
+    context_length: int,
+    calls: int,
+    device: str = "cpu",
+    memmap: bool = False,
+) -> dict[str, Any]:
+    """`calls` batches from `dataset` (1-D ids), given as a NumPy array, or as a read-only
+    uint16 `np.memmap` of a file when `memmap`; every x and y, stacked, and their devices."""
+    array = dataset.numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        if memmap:
+            path = Path(tmp) / "tokens.bin"
+            array.astype(np.uint16).tofile(path)
+            array = np.memmap(path, dtype=np.uint16, mode="r")
+        get_batch = adapter(module, "run_get_batch")
+        xs, ys, devices = [], [], set()
+        for _ in range(calls):
+            x, y = get_batch(array, batch_size, context_length, device)
+            devices |= {str(x.device), str(y.device)}
+            if x.device.type != "meta" and y.device.type != "meta":  # meta tensors hold no values
+                xs.append(x.detach().cpu())
+                ys.append(y.detach().cpu())
+        del array  # the memmap's file is removed with `tmp`
+    empty = torch.empty(0, dtype=torch.int64)
+    return {
+        "x": torch.cat(xs) if xs else empty,
+        "y": torch.cat(ys) if ys else empty,
+        "devices": sorted(devices),
+    }
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+
+
+class _CheckpointNet(torch.nn.Module):
+    """A small model with a buffer besides its parameters, for checkpoint round trips."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        generator = torch.Generator().manual_seed(seed)
+        self.first = torch.nn.Linear(8, 16)
+        self.second = torch.nn.Linear(16, 4)
+        with torch.no_grad():
+            for p in self.parameters():
+                p.copy_(torch.randn(p.shape, generator=generator) * 0.5)
+        self.register_buffer("calls", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return self.second(torch.tanh(self.first(x)))
+
+
+def _train(model: _CheckpointNet, optimizer: torch.optim.Optimizer, data, steps: range) -> None:
+    for t in steps:
+        x, y = data[t]
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+
+def _snapshot(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
+    """Every tensor of the training state, by name: `model.<key>`, `optimizer.<i>.<key>`."""
+    state = {f"model.{k}": t.detach().clone() for k, t in model.state_dict().items()}
+    for i, per_param in enumerate(optimizer.state.values()):
+        state |= {
+            f"optimizer.{i}.{k}": v.detach().clone()
+            for k, v in per_param.items()
+            if isinstance(v, torch.Tensor)
+        }
+    return state
+
+
+@probe("run_save_checkpoint", "run_load_checkpoint")
+def checkpoint_resume(
+    module: ModuleType, seed: int, steps_before: int, steps_after: int, target: str
+) -> dict[str, Any]:
+    """Train a small model with `torch.optim.AdamW` for `steps_before + steps_after` steps,
+    once straight through and once saved after `steps_before` (to a path, or a file object
+    when `target` is "file") and resumed in a fresh model and optimizer (initialised from
+    another seed) with the adapters. Returns both end states (model state dict, then the
+    optimizer's state tensors), the iteration `run_load_checkpoint` returned, and whether
+    saving wrote anything."""
+    generator = torch.Generator().manual_seed(seed)
+    total = steps_before + steps_after
+    data = [(torch.randn(5, 8, generator=generator), torch.randn(5, 4, generator=generator))
+            for _ in range(total)]  # fmt: skip
+
+    def fresh(init_seed: int) -> tuple[_CheckpointNet, torch.optim.Optimizer]:
+        model = _CheckpointNet(init_seed)
+        return model, torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
+
+    model, optimizer = fresh(seed)
+    _train(model, optimizer, data, range(total))
+    straight = _snapshot(model, optimizer)
+
+    model, optimizer = fresh(seed)
+    _train(model, optimizer, data, range(steps_before))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "checkpoint.pt"
+        out: Any = io.BytesIO() if target == "file" else path
+        adapter(module, "run_save_checkpoint")(model, optimizer, steps_before, out)
+        if isinstance(out, io.BytesIO):
+            written = out.getbuffer().nbytes
+            out.seek(0)
+        else:
+            written = path.stat().st_size if path.is_file() else 0
+        model, optimizer = fresh(seed + 1)
+        iteration = adapter(module, "run_load_checkpoint")(out, model, optimizer)
+    _train(model, optimizer, data, range(steps_before, total))
+    return {
+        "uninterrupted": straight,
+        "resumed": _snapshot(model, optimizer),
+        "iteration": iteration if type(iteration) is int else repr(iteration)[:100],
+        "bytes_written": int(written),
+    }

@@ -1,0 +1,28 @@
+"""Checkpoints: model, optimizer and iteration saved to a path or a file object, and a run
+resumed from one that ends bit for bit where the uninterrupted run ends."""
+
+import pytest
+import torch
+
+from cs336_harness import probes
+
+pytestmark = pytest.mark.family("checkpointing")
+
+
+def test_checkpoint_resume(case, adapters):
+    p = case.params
+    out = probes.checkpoint_resume(adapters, **p)
+    assert out["bytes_written"] > 0, f"run_save_checkpoint wrote nothing to the {p['target']}"
+    assert out["iteration"] == p["steps_before"], (
+        f"run_load_checkpoint returned {out['iteration']!r}, but iteration "
+        f"{p['steps_before']} was saved"
+    )
+    straight, resumed = out["uninterrupted"], out["resumed"]
+    missing = sorted(straight.keys() - resumed.keys())
+    assert not missing, f"after resuming, the training state lacks {missing}"
+    differ = [name for name in straight if not torch.equal(straight[name], resumed[name])]
+    assert not differ, (
+        f"the resumed run ends differently from the uninterrupted one in {differ} (model "
+        "tensors: the weights were not restored; optimizer.*: its state, e.g. the moments "
+        "and step counts, was not saved or not loaded)"
+    )

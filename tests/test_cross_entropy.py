@@ -1,0 +1,18 @@
+"""Cross-entropy: the mean of log Σ exp(logits) − logits[target] over every position."""
+
+import pytest
+
+from cs336_harness.compare import assert_matches_oracle
+from tests.tolerances import CROSS_ENTROPY, CROSS_ENTROPY_PER_UNIT_LOGIT
+
+pytestmark = pytest.mark.family("cross_entropy")
+
+
+def test_cross_entropy(case, adapters):
+    logits = case["inputs"]
+    loss = adapters.run_cross_entropy(inputs=logits, targets=case["targets"])
+    atol = CROSS_ENTROPY["atol"] + CROSS_ENTROPY_PER_UNIT_LOGIT * float(logits.abs().max())
+    assert_matches_oracle(
+        loss, case.expected, dtype=logits.dtype, rtol=CROSS_ENTROPY["rtol"], atol=atol,
+        what="the loss",
+    )  # fmt: skip

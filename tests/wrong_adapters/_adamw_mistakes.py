@@ -1,0 +1,48 @@
+"""An AdamW in which one known mistake can be switched on, for the wrong modules beside it."""
+
+import math
+
+import torch
+
+
+def adamw_with(mistake: str) -> type[torch.optim.Optimizer]:
+    """`mistake`: "no_bias_correction", "coupled_decay" (L2 added to the gradient, i.e. Adam
+    with weight decay, not AdamW), "decay_without_lr" (θ ← θ − λθ) or "group_defaults"
+    (every group stepped with the constructor's hyperparameters)."""
+
+    class WrongAdamW(torch.optim.Optimizer):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+            self.fixed = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
+            super().__init__(params, dict(self.fixed))
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                h = self.fixed if mistake == "group_defaults" else group
+                lr, (b1, b2), eps, decay = h["lr"], h["betas"], h["eps"], h["weight_decay"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad + decay * p if mistake == "coupled_decay" else p.grad
+                    state = self.state[p]
+                    if not state:
+                        state["t"], state["m"], state["v"] = (
+                            0,
+                            torch.zeros_like(p),
+                            torch.zeros_like(p),
+                        )
+                    state["t"] += 1
+                    t, m, v = state["t"], state["m"], state["v"]
+                    m.mul_(b1).add_(g, alpha=1 - b1)
+                    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                    if mistake == "no_bias_correction":
+                        alpha = lr
+                    else:
+                        alpha = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
+                    p.sub_(alpha * m / (v.sqrt() + eps))
+                    if mistake == "decay_without_lr":
+                        p.sub_(decay * p)
+                    elif mistake != "coupled_decay":
+                        p.sub_(lr * decay * p)
+
+    return WrongAdamW

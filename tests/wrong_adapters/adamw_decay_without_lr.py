@@ -1,0 +1,10 @@
+"""AdamW decaying by θ ← θ − λθ, without the learning rate."""
+
+from tests.adapters import *  # noqa: F403
+from tests.wrong_adapters._adamw_mistakes import adamw_with
+
+CAUGHT_BY = frozenset({"adamw"})
+
+
+def get_adamw_cls():
+    return adamw_with("decay_without_lr")

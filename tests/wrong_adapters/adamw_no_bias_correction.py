@@ -1,0 +1,10 @@
+"""AdamW without the bias correction of the moments."""
+
+from tests.adapters import *  # noqa: F403
+from tests.wrong_adapters._adamw_mistakes import adamw_with
+
+CAUGHT_BY = frozenset({"adamw"})
+
+
+def get_adamw_cls():
+    return adamw_with("no_bias_correction")
