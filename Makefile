@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test meta sweep fixtures fixtures-check bench margins lint format ci grade handout test-grading
+.PHONY: help check test meta sweep fixtures fixtures-check train bench margins lint format ci grade handout test-grading
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -38,6 +38,9 @@ handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=di
 
 test-grading:  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
 	$(UV) run pytest -m grading tests/grading
+
+train:  ## train a small byte-level LM on Shakespeare (minutes; configs/train_small.toml)
+	$(UV) run cs336-train --config configs/train_small.toml
 
 bench:  ## speed and memory targets: forward pass, suite vs import torch, grading per submission
 	$(UV) run python benchmarks/bench.py

@@ -3,11 +3,13 @@
 The default is the SPEC's LLaMA-style pre-norm decoder; :class:`ModelConfig` selects the
 architecture variants (GPT-2's LayerNorm, learned positions, GELU MLP, biases and tied
 embeddings, and the standard ablations). The training half: cross-entropy, AdamW, the
-cosine schedule, gradient clipping, batches, checkpoints and decoding.
+cosine schedule, gradient clipping, batches, checkpoints and decoding; the byte-level BPE
+tokenizer and its trainer.
 """
 
 from cs336_basics.adamw import AdamW
 from cs336_basics.attention import scaled_dot_product_attention
+from cs336_basics.bpe_training import train_bpe
 from cs336_basics.checkpoint import load_checkpoint, save_checkpoint
 from cs336_basics.config import ModelConfig
 from cs336_basics.cross_entropy import cross_entropy
@@ -27,6 +29,7 @@ from cs336_basics.rope import RotaryPositionalEmbedding
 from cs336_basics.silu import silu
 from cs336_basics.softmax import softmax
 from cs336_basics.swiglu import SwiGLU, default_d_ff
+from cs336_basics.tokenizer import Tokenizer
 from cs336_basics.transformer_block import TransformerBlock
 from cs336_basics.transformer_lm import TransformerLM
 
@@ -42,6 +45,7 @@ __all__ = [
     "RMSNorm",
     "RotaryPositionalEmbedding",
     "SwiGLU",
+    "Tokenizer",
     "TransformerBlock",
     "TransformerLM",
     "clip_gradients",
@@ -59,4 +63,5 @@ __all__ = [
     "scaled_dot_product_attention",
     "silu",
     "softmax",
+    "train_bpe",
 ]

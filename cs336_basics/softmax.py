@@ -22,6 +22,8 @@ def softmax(x: Float[Tensor, " ..."], dim: int = -1) -> Float[Tensor, " ..."]:
     in_dtype = x.dtype
     if in_dtype in (torch.float16, torch.bfloat16):
         x = x.float()
-    shifted = x - x.amax(dim=dim, keepdim=True)
+    # Softmax is shift invariant, so the max (there only to keep exp in range) carries no
+    # gradient: detached, autograd does not keep x for amax's backward, nor run that backward.
+    shifted = x - x.amax(dim=dim, keepdim=True).detach()
     exps = torch.exp(shifted)
     return (exps / exps.sum(dim=dim, keepdim=True)).to(in_dtype)

@@ -259,3 +259,73 @@ def checkpoint_resume(
         "iteration": iteration if type(iteration) is int else repr(iteration)[:100],
         "bytes_written": int(written),
     }
+
+
+# -- tokenizer ---------------------------------------------------------------------------------
+
+
+def unpack(flat: torch.Tensor, lengths: torch.Tensor) -> list[bytes]:
+    """The byte strings stored as one flat uint8 tensor and their lengths (fixtures' layout)."""
+    data = bytes(flat.tolist())
+    ends = np.cumsum(lengths.reshape(-1).tolist()).tolist()
+    return [data[end - n : end] for end, n in zip(ends, lengths.reshape(-1).tolist(), strict=True)]
+
+
+def _byte_lists(strings: list[bytes]) -> list[list[int]]:
+    return [list(s) for s in strings]
+
+
+@probe("run_train_bpe")
+def bpe_training(
+    module: ModuleType, corpus: torch.Tensor, vocab_size: int, special_tokens: list[str]
+) -> dict[str, Any]:
+    """`run_train_bpe` on a file holding `corpus` (its UTF-8 bytes as a uint8 tensor: the
+    wire's strings are capped in length, its tensors are not). Returns the vocabulary as
+    `ids` and `tokens` (each a list of byte values) and the merges as pairs of byte-value
+    lists: the wire carries no bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "corpus.txt"
+        path.write_bytes(bytes(corpus.tolist()))
+        vocab, merges = adapter(module, "run_train_bpe")(str(path), vocab_size, special_tokens)
+    ids = sorted(vocab)
+    return {
+        "ids": [int(i) for i in ids],
+        "tokens": _byte_lists([bytes(vocab[i]) for i in ids]),
+        "merges": [_byte_lists([bytes(a), bytes(b)]) for a, b in merges],
+    }
+
+
+@probe("get_tokenizer")
+def tokenizer_outputs(
+    module: ModuleType,
+    vocab_flat: torch.Tensor,
+    vocab_lengths: torch.Tensor,
+    merges_flat: torch.Tensor,
+    merges_lengths: torch.Tensor,
+    special_tokens: list[str] | None,
+    texts: list[str],
+    ids_to_decode: list[list[int]],
+) -> dict[str, Any]:
+    """A tokenizer from the vocabulary (ids 0 … V−1 in order) and merges, stored as in the
+    fixtures. For each text: `encode`, `decode` of that, and `encode_iterable` over the text
+    cut into lines (ends kept); for each id list, `decode`, or the error it raised."""
+    tokens = unpack(vocab_flat, vocab_lengths)
+    halves = unpack(merges_flat, merges_lengths)
+    merges = list(zip(halves[0::2], halves[1::2], strict=True))
+    tok = adapter(module, "get_tokenizer")(dict(enumerate(tokens)), merges, special_tokens)
+    encoded = [[int(i) for i in tok.encode(text)] for text in texts]
+    decoded = []
+    for ids in ids_to_decode:
+        try:
+            decoded.append(tok.decode(ids))
+        except Exception as error:  # reported to the test, which names the failing ids
+            decoded.append({"error": f"{type(error).__name__}: {error}"})
+    return {
+        "encoded": encoded,
+        "round_trip": [tok.decode(ids) for ids in encoded],
+        "iterable": [
+            [int(i) for i in tok.encode_iterable(iter(text.splitlines(keepends=True)))]
+            for text in texts
+        ],
+        "decoded": decoded,
+    }

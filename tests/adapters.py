@@ -394,3 +394,27 @@ def run_generate(
 def _mha_state(q: Tensor, k: Tensor, v: Tensor, o: Tensor) -> dict[str, Tensor]:
     """State dict of a MultiHeadSelfAttention from its four projection matrices."""
     return {"q_proj.weight": q, "k_proj.weight": k, "v_proj.weight": v, "output_proj.weight": o}
+
+
+def run_train_bpe(
+    input_path: str | os.PathLike,
+    vocab_size: int,
+    special_tokens: list[str],
+    **kwargs: Any,
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """The vocabulary and merges of byte-level BPE trained on ``input_path``."""
+    # Imported here, not at the top: this section is appended to the module as a unit.
+    from cs336_basics.bpe_training import train_bpe
+
+    return train_bpe(input_path, vocab_size, special_tokens, **kwargs)
+
+
+def get_tokenizer(
+    vocab: dict[int, bytes],
+    merges: list[tuple[bytes, bytes]],
+    special_tokens: list[str] | None = None,
+) -> Any:
+    """A tokenizer with ``encode``, ``decode`` and ``encode_iterable``."""
+    from cs336_basics.tokenizer import Tokenizer
+
+    return Tokenizer(vocab, merges, special_tokens)

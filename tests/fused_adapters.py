@@ -577,3 +577,119 @@ def run_generate(
         if end_of_text_id is not None and int(token) == end_of_text_id:
             break
     return tokens[len(prompt) :]
+
+
+# -- BPE: encoding by Hugging Face `tokenizers`, training by whole recounts ----------------------
+# Hugging Face's trainer breaks ties its own way, so training here is a second algorithm of
+# this module's own (integer ids, every pair recounted per merge) on HF's pre-tokenizer.
+
+
+def _byte_to_char() -> dict[int, str]:
+    """GPT-2's printable stand-in for each byte, the alphabet HF's byte-level BPE works in:
+    printable Latin-1 bytes stand for themselves, the rest for chr(256), chr(257), ..."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+                 *range(ord("®"), ord("ÿ") + 1)]  # fmt: skip
+    others = [b for b in range(256) if b not in printable]
+    return {b: chr(b) for b in printable} | {b: chr(256 + n) for n, b in enumerate(others)}
+
+
+_BYTE_TO_CHAR = _byte_to_char()
+_CHAR_TO_BYTE = {c: b for b, c in _BYTE_TO_CHAR.items()}
+
+
+def _split_special(text: str, special_tokens: list[str]) -> list[tuple[str, bool]]:
+    import re
+
+    if not special_tokens:
+        return [(text, False)]
+    alternatives = "|".join(re.escape(s) for s in sorted(special_tokens, key=len, reverse=True))
+    return [(piece, i % 2 == 1) for i, piece in enumerate(re.split(f"({alternatives})", text))
+            if piece]  # fmt: skip
+
+
+class _HFTokenizer:
+    """Byte-level BPE by ``tokenizers``: special tokens are HF added tokens, matched longest
+    first; ``encode_iterable`` joins its input first (HF has no streaming encoder)."""
+
+    def __init__(self, vocab, merges, special_tokens=None):
+        from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
+
+        def chars(token: bytes) -> str:
+            return "".join(_BYTE_TO_CHAR[b] for b in token)
+
+        self.vocab = dict(vocab)
+        for token in special_tokens or []:
+            if token.encode() not in self.vocab.values():
+                self.vocab[max(self.vocab) + 1] = token.encode()
+        model = models.BPE(
+            vocab={chars(t): i for i, t in self.vocab.items()},
+            merges=[(chars(a), chars(b)) for a, b in merges],
+        )
+        self._hf = Tokenizer(model)
+        self._hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        # An added token's content is raw text; its id is the one its bytes have in `vocab`.
+        self._special_ids = {s: {t: i for i, t in self.vocab.items()}[s.encode()]
+                             for s in special_tokens or []}  # fmt: skip
+        self._hf.add_special_tokens(
+            [AddedToken(s, special=True, normalized=False) for s in self._special_ids]
+        )
+        self._hf_special = {self._hf.token_to_id(s): i for s, i in self._special_ids.items()}
+
+    def encode(self, text: str) -> list[int]:
+        ids = self._hf.encode(text, add_special_tokens=False).ids
+        return [self._hf_special.get(i, i) for i in ids]
+
+    def encode_iterable(self, iterable):
+        yield from self.encode("".join(iterable))
+
+    def decode(self, ids) -> str:
+        return b"".join(self.vocab[int(i)] for i in ids).decode("utf-8", errors="replace")
+
+
+def get_tokenizer(vocab, merges, special_tokens=None):
+    """Hugging Face ``tokenizers`` loaded with the given vocabulary and merges."""
+    return _HFTokenizer(vocab, merges, special_tokens)
+
+
+def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
+    """BPE on ids: words are lists of vocabulary ids, all pairs recounted for every merge."""
+    import itertools
+    from collections import Counter
+
+    from tokenizers import pre_tokenizers
+
+    with open(input_path, "rb") as f:
+        text = f.read().decode("utf-8")
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    words: Counter[tuple[int, ...]] = Counter()
+    for piece, special in _split_special(text, special_tokens):
+        if not special:
+            words.update(tuple(_CHAR_TO_BYTE[c] for c in word)
+                         for word, _ in pre.pre_tokenize_str(piece))  # fmt: skip
+    vocab = {i: bytes([i]) for i in range(256)}
+    vocab |= {256 + j: s.encode() for j, s in enumerate(special_tokens)}
+    merges = []
+    while len(vocab) < vocab_size:
+        pairs: Counter[tuple[int, int]] = Counter()
+        for word, count in words.items():
+            for pair in itertools.pairwise(word):
+                pairs[pair] += count
+        if not pairs:
+            break
+        a, b = max(pairs, key=lambda p: (pairs[p], vocab[p[0]], vocab[p[1]]))
+        new = len(vocab)
+        vocab[new] = vocab[a] + vocab[b]
+        merges.append((vocab[a], vocab[b]))
+        rewritten: Counter[tuple[int, ...]] = Counter()
+        for word, count in words.items():
+            out, i = [], 0
+            while i < len(word):
+                if word[i : i + 2] == (a, b):
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            rewritten[tuple(out)] += count
+        words = rewritten
+    return vocab, merges

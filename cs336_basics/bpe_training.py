@@ -1,0 +1,169 @@
+"""Training a byte-level BPE vocabulary: the most frequent adjacent pair is merged, repeatedly.
+
+Ids: 0–255 are the single bytes, then the special tokens in the order given, then one id per
+merge in the order the merges were made. Ties between pairs of equal count go to the
+lexicographically greater pair of byte strings (``(b"b", b"a")`` beats ``(b"a", b"z")``).
+Special tokens cut the text before pre-tokenization and are never part of a pair, and pairs
+never span two pre-tokens. Pair counts are updated for the words a merge touches only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import multiprocessing
+import os
+from collections import Counter
+from os import PathLike
+from pathlib import Path
+
+from cs336_basics.tokenizer import GPT2_PATTERN, special_token_pattern, split_at_special_tokens
+
+# Below this many bytes, starting worker processes costs more than counting in one.
+PARALLEL_MIN_BYTES = 1 << 22
+
+Pair = tuple[bytes, bytes]
+
+
+def _count_pretokens(text: str, special_tokens: list[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for piece, special in split_at_special_tokens(text, special_token_pattern(special_tokens)):
+        if not special:
+            counts.update(m.group() for m in GPT2_PATTERN.finditer(piece))
+    return counts
+
+
+def _count_chunk(path: str, start: int, end: int, special_tokens: list[str]) -> Counter[str]:
+    with open(path, "rb") as f:
+        f.seek(start)
+        return _count_pretokens(f.read(end - start).decode("utf-8"), special_tokens)
+
+
+def _chunk_bounds(path: str, size: int, chunks: int, separator: bytes) -> list[int]:
+    """Offsets that cut the file into about ``chunks`` pieces, each cut at the start of an
+    occurrence of ``separator`` (so no pre-token, special token or UTF-8 character is cut),
+    from 0 to ``size``."""
+    bounds = [0]
+    block = 1 << 20
+    with open(path, "rb") as f:
+        for guess in range(size // chunks, size, size // chunks):
+            position = max(guess, bounds[-1] + 1)
+            while position < size:
+                f.seek(position)
+                # A separator's length more than the step: one starting in this block is whole.
+                found = f.read(block + len(separator) - 1).find(separator)
+                if found >= 0:
+                    bounds.append(position + found)
+                    break
+                position += block
+    return [*bounds, size]
+
+
+def count_pretokens(
+    input_path: str | PathLike[str], special_tokens: list[str], num_processes: int | None = None
+) -> Counter[str]:
+    """How often each pre-token occurs in the file. Large files are counted in parallel, in
+    chunks cut at the first special token, when no other special token contains it (a cut
+    there could split a longer one)."""
+    path = os.fspath(input_path)
+    size = Path(path).stat().st_size
+    processes = num_processes or os.cpu_count() or 1
+    separator = special_tokens[0] if special_tokens else ""
+    splittable = separator and not any(separator in s for s in special_tokens if s != separator)
+    if processes < 2 or size < PARALLEL_MIN_BYTES or not splittable:
+        return _count_pretokens(Path(path).read_bytes().decode("utf-8"), special_tokens)
+    bounds = _chunk_bounds(path, size, processes, separator.encode())
+    jobs = [(path, a, b, special_tokens) for a, b in itertools.pairwise(bounds)]
+    with multiprocessing.Pool(min(processes, len(jobs))) as pool:
+        parts = pool.starmap(_count_chunk, jobs)
+    return sum(parts, Counter())
+
+
+class _Greater:
+    """Reverses the order of pairs, so that a min-heap pops the greater pair first."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, pair: Pair):
+        self.pair = pair
+
+    def __lt__(self, other: _Greater) -> bool:
+        return self.pair > other.pair
+
+
+def _merged(word: tuple[bytes, ...], pair: Pair) -> tuple[bytes, ...]:
+    out, i = [], 0
+    while i < len(word):
+        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+            out.append(word[i] + word[i + 1])
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)
+
+
+def learn_merges(pretoken_counts: Counter[str], num_merges: int) -> list[Pair]:
+    """Up to ``num_merges`` merges (fewer when no pair is left), most frequent pair first."""
+    words = [tuple(bytes([b]) for b in w.encode("utf-8")) for w in pretoken_counts]
+    freqs = list(pretoken_counts.values())
+    counts: Counter[Pair] = Counter()
+    where: dict[Pair, set[int]] = {}
+    for index, (word, freq) in enumerate(zip(words, freqs, strict=True)):
+        for pair in itertools.pairwise(word):
+            counts[pair] += freq
+            where.setdefault(pair, set()).add(index)
+    heap = [(-c, _Greater(p), p) for p, c in counts.items()]
+    heapq.heapify(heap)
+    merges: list[Pair] = []
+    while len(merges) < num_merges:
+        # Entries go stale when a count changes (a fresh one is pushed then): skip those.
+        while heap and counts.get(heap[0][2], 0) != -heap[0][0]:
+            heapq.heappop(heap)
+        if not heap:
+            break
+        best = heapq.heappop(heap)[2]
+        merges.append(best)
+        delta: Counter[Pair] = Counter()
+        for index in where.pop(best):
+            word, freq = words[index], freqs[index]
+            new = _merged(word, best)
+            for pair in itertools.pairwise(word):
+                delta[pair] -= freq
+            for pair in itertools.pairwise(new):
+                delta[pair] += freq
+                where.setdefault(pair, set()).add(index)
+            words[index] = new
+        for pair, change in delta.items():
+            if change:
+                counts[pair] += change
+                if counts[pair] <= 0:
+                    del counts[pair]
+                else:
+                    heapq.heappush(heap, (-counts[pair], _Greater(pair), pair))
+    return merges
+
+
+def train_bpe(
+    input_path: str | PathLike[str],
+    vocab_size: int,
+    special_tokens: list[str],
+    num_processes: int | None = None,
+) -> tuple[dict[int, bytes], list[Pair]]:
+    """The vocabulary (ids as in the module docstring) and the merges, in the order made, of
+    a BPE tokenizer of at most ``vocab_size`` tokens trained on the UTF-8 file ``input_path``."""
+    special_tokens = list(dict.fromkeys(special_tokens))
+    if any(not isinstance(s, str) or not s for s in special_tokens):
+        raise ValueError(f"train_bpe: special tokens must be non-empty strings: {special_tokens}")
+    base = 256 + len(special_tokens)
+    if vocab_size < base:
+        raise ValueError(
+            f"train_bpe: vocab_size {vocab_size} is less than the 256 byte tokens plus "
+            f"{len(special_tokens)} special tokens"
+        )
+    vocab = {i: bytes([i]) for i in range(256)}
+    vocab |= {256 + j: s.encode("utf-8") for j, s in enumerate(special_tokens)}
+    merges = learn_merges(count_pretokens(input_path, special_tokens, num_processes),
+                          vocab_size - base)  # fmt: skip
+    vocab |= {base + k: a + b for k, (a, b) in enumerate(merges)}
+    return vocab, merges

@@ -1,0 +1,118 @@
+"""Byte-level BPE, written for obviousness: the reference the tokenizer fixtures come from.
+
+Training recounts every pair before every merge; encoding applies every merge, in the order
+learned, to each pre-token. Both are slow and plainly right, and share nothing with
+`cs336_basics` (the GPT-2 pattern is a published fact, restated here).
+
+Conventions (the contract): special tokens are found by scanning left to right, trying the
+longest first at each position; they cut the text and take ids 256, 257, ... after the 256
+single bytes, merged tokens following in merge order; the most frequent pair is merged,
+and of equally frequent pairs the greater (comparing the two byte strings as a tuple).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import regex
+
+GPT2_SPLIT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def split_special(text: str, special_tokens: list[str]) -> list[tuple[str, bool]]:
+    """The text cut into (piece, is_special_token), scanning left to right, longest first."""
+    longest_first = sorted(special_tokens, key=len, reverse=True)
+    pieces: list[tuple[str, bool]] = []
+    plain = ""
+    i = 0
+    while i < len(text):
+        token = next((s for s in longest_first if text.startswith(s, i)), None)
+        if token is None:
+            plain += text[i]
+            i += 1
+            continue
+        if plain:
+            pieces.append((plain, False))
+            plain = ""
+        pieces.append((token, True))
+        i += len(token)
+    if plain:
+        pieces.append((plain, False))
+    return pieces
+
+
+def pretokens(text: str, special_tokens: list[str]) -> list[str]:
+    """The pre-tokens of the text outside special tokens, in order."""
+    out: list[str] = []
+    for piece, special in split_special(text, special_tokens):
+        if not special:
+            out.extend(regex.findall(GPT2_SPLIT, piece))
+    return out
+
+
+def join_pair(word: list[bytes], pair: tuple[bytes, bytes]) -> list[bytes]:
+    """Every non-overlapping occurrence of `pair`, left to right, joined into one token."""
+    out: list[bytes] = []
+    i = 0
+    while i < len(word):
+        if word[i : i + 2] == list(pair):
+            out.append(pair[0] + pair[1])
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return out
+
+
+def train(
+    text: str, vocab_size: int, special_tokens: list[str]
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """The vocabulary and merges of BPE trained on `text` up to `vocab_size` tokens."""
+    words = Counter(tuple(bytes([b]) for b in p.encode("utf-8"))
+                    for p in pretokens(text, special_tokens))  # fmt: skip
+    vocab = {i: bytes([i]) for i in range(256)}
+    for token in special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    merges: list[tuple[bytes, bytes]] = []
+    while len(vocab) < vocab_size:
+        pairs: Counter[tuple[bytes, bytes]] = Counter()
+        for word, count in words.items():
+            for a, b in itertools.pairwise(word):
+                pairs[(a, b)] += count
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], p))
+        merges.append(best)
+        vocab[len(vocab)] = best[0] + best[1]
+        merged: Counter[tuple[bytes, ...]] = Counter()
+        for word, count in words.items():
+            merged[tuple(join_pair(list(word), best))] += count
+        words = merged
+    return vocab, merges
+
+
+def encode(
+    text: str,
+    vocab: dict[int, bytes],
+    merges: list[tuple[bytes, bytes]],
+    special_tokens: list[str],
+) -> list[int]:
+    """The ids of `text`: each pre-token's bytes with every merge applied in turn."""
+    ids_of = {token: i for i, token in vocab.items()}
+    ids: list[int] = []
+    for piece, special in split_special(text, special_tokens):
+        if special:
+            ids.append(ids_of[piece.encode("utf-8")])
+            continue
+        for pretoken in regex.findall(GPT2_SPLIT, piece):
+            word = [bytes([b]) for b in pretoken.encode("utf-8")]
+            for pair in merges:
+                word = join_pair(word, pair)
+            ids.extend(ids_of[token] for token in word)
+    return ids
+
+
+def decode(ids: list[int], vocab: dict[int, bytes]) -> str:
+    """The text of `ids`, with U+FFFD for every invalid UTF-8 sequence (Python's "replace")."""
+    return b"".join(vocab[i] for i in ids).decode("utf-8", errors="replace")

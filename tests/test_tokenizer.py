@@ -1,0 +1,103 @@
+"""The BPE tokenizer: ids exactly as the oracle encodes, decoding that never raises, round
+trips, and `encode_iterable` equal to `encode`."""
+
+import random
+
+import pytest
+
+from cs336_harness import probes
+
+pytestmark = pytest.mark.family("tokenizer")
+
+# Pools the round-trip strings are drawn from: ASCII, whitespace runs, accents and combining
+# marks, CJK, emoji (4-byte UTF-8, joiners, flags) and fragments of special tokens.
+POOLS = [
+    [chr(c) for c in range(32, 127)],
+    [" ", "  ", "\n", "\n\n", "\t", "\r\n", "\u00a0", "\u3000"],
+    ["é", "ü", "ß", "e\u0301", "Å", "ø"],
+    ["中", "文", "日本", "한국어"],
+    ["🙂", "🐍", "👩\u200d💻", "🇫🇷", "𝔘", "\U0010fffd"],
+    ["<|", "|>", "endoftext", "<|endoftext|>", "<|s|>", "zzz", "'s", "'ll", "123"],
+]
+
+
+def round_trip_texts(count: int, seed: str) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(0, 40)))
+            for _ in range(count)]  # fmt: skip
+
+
+def _outputs(case, adapters, texts, decode=()):
+    return probes.tokenizer_outputs(
+        adapters,
+        vocab_flat=case["vocab_flat"],
+        vocab_lengths=case["vocab_lengths"],
+        merges_flat=case["merges_flat"],
+        merges_lengths=case["merges_lengths"],
+        special_tokens=case.params["special_tokens"],
+        texts=texts,
+        ids_to_decode=[list(ids) for ids in decode],
+    )
+
+
+def _texts(case):
+    return [t.decode("utf-8") for t in probes.unpack(case["texts_flat"], case["texts_lengths"])]
+
+
+def _split(flat, lengths):
+    return [chunk.tolist() for chunk in flat.split(lengths.tolist())]
+
+
+def _first_difference(got, expected, vocab):
+    i = next((k for k, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b),
+             min(len(got), len(expected)))  # fmt: skip
+
+    def show(ids):
+        return [vocab[t] if 0 <= t < len(vocab) else t for t in ids[i : i + 4]]
+
+    return f"first difference at position {i}: got {show(got)!r}, expected {show(expected)!r}"
+
+
+def test_encode(case, adapters):
+    texts = _texts(case)
+    expected = _split(case["expected_ids_flat"], case["expected_ids_lengths"])
+    vocab = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
+    out = _outputs(case, adapters, texts)
+    for text, got, want in zip(texts, out["encoded"], expected, strict=True):
+        assert got == want, (
+            f"encode({text[:60]!r}) gives {len(got)} ids, the oracle {len(want)}; "
+            + _first_difference(got, want, vocab)
+        )
+
+
+def test_encode_iterable(case, adapters):
+    texts = _texts(case)
+    expected = _split(case["expected_ids_flat"], case["expected_ids_lengths"])
+    vocab = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
+    out = _outputs(case, adapters, texts)
+    for text, got, want in zip(texts, out["iterable"], expected, strict=True):
+        assert got == want, (
+            f"encode_iterable over the lines of {text[:60]!r} differs from encoding it whole; "
+            + _first_difference(got, want, vocab)
+        )
+
+
+def test_decode(case, adapters):
+    decode = _split(case["decode_flat"], case["decode_lengths"])
+    expected = [
+        t.decode("utf-8")
+        for t in probes.unpack(case["expected_decoded_flat"], case["expected_decoded_lengths"])
+    ]
+    out = _outputs(case, adapters, [], decode)
+    for ids, got, want in zip(decode, out["decoded"], expected, strict=True):
+        assert not isinstance(got, dict), (
+            f"decode({ids}) raised {got['error']}; invalid UTF-8 must become U+FFFD"
+        )
+        assert got == want, f"decode({ids}) gives {got!r}, expected {want!r}"
+
+
+def test_round_trip(case, adapters):
+    texts = round_trip_texts(150, seed=case.id)
+    out = _outputs(case, adapters, texts)
+    for text, back in zip(texts, out["round_trip"], strict=True):
+        assert back == text, f"decode(encode({text!r})) gives {back!r}"
