@@ -199,18 +199,8 @@ def run_transformer_lm(
     in_indices: Int[Tensor, " batch seq"],
 ) -> Float[Tensor, " batch seq vocab_size"]:
     """Logits of the full LM for ``in_indices``; ``weights`` uses the model's state-dict names."""
-    model = TransformerLM(
-        vocab_size,
-        context_length,
-        d_model,
-        num_layers,
-        num_heads,
-        d_ff,
-        rope_theta,
-        device=in_indices.device,
-        dtype=weights["token_embeddings.weight"].dtype,
-    )
-    model.load_state_dict(weights)
+    sizes = (vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta)
+    model = _loaded_lm(sizes, weights, in_indices.device)
     with torch.no_grad():
         return model(in_indices)
 
@@ -375,20 +365,18 @@ def run_generate(
     seed: int,
 ) -> Int[Tensor, " new"]:
     """The tokens the LM with ``weights`` generates after ``prompt`` (end-of-text included)."""
-    model = TransformerLM(
-        vocab_size,
-        context_length,
-        d_model,
-        num_layers,
-        num_heads,
-        d_ff,
-        rope_theta,
-        device=prompt.device,
-        dtype=weights["token_embeddings.weight"].dtype,
-    )
-    model.load_state_dict(weights)
+    sizes = (vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta)
+    model = _loaded_lm(sizes, weights, prompt.device)
     generator = torch.Generator(device=prompt.device).manual_seed(seed)
     return generate(model, prompt, max_new_tokens, temperature, top_p, end_of_text_id, generator)
+
+
+def _loaded_lm(sizes: tuple, weights: dict[str, Tensor], device: torch.device) -> TransformerLM:
+    """A TransformerLM of the SPEC's positional ``sizes`` on ``device``, holding ``weights``
+    (in their dtype)."""
+    model = TransformerLM(*sizes, device=device, dtype=weights["token_embeddings.weight"].dtype)
+    model.load_state_dict(weights)
+    return model
 
 
 def _mha_state(q: Tensor, k: Tensor, v: Tensor, o: Tensor) -> dict[str, Tensor]:
