@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test meta sweep fixtures fixtures-check train bench margins lint format ci grade handout test-grading
+.PHONY: help check test meta sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -41,6 +41,13 @@ test-grading:  ## the grader's own tests: sandbox, hostile submissions, shards, 
 
 train:  ## train a small byte-level LM on Shakespeare (minutes; configs/train_small.toml)
 	$(UV) run cs336-train --config configs/train_small.toml
+
+tokenizer:  ## train a 10,000-token BPE vocabulary on Shakespeare into runs/bpe_shakespeare_10k
+	$(UV) run cs336-train-bpe data/shakespeare_tragedies.txt --vocab-size 10000 \
+	  --out runs/bpe_shakespeare_10k
+
+train-bpe: tokenizer  ## train the small LM on BPE tokens instead of bytes (configs/train_small_bpe.toml)
+	$(UV) run cs336-train --config configs/train_small_bpe.toml
 
 bench:  ## speed and memory targets: forward pass, suite vs import torch, grading per submission
 	$(UV) run python benchmarks/bench.py

@@ -17,6 +17,8 @@
    `F.cross_entropy`, `torch.optim.AdamW(foreach=True)`) on the same weights and batch:
    tokens per second, and the peak memory the steps add to the process (each measured in
    a fresh process).
+6. BPE training and encoding throughput (MB/s) against Hugging Face `tokenizers` on the same
+   corpus and vocabulary size (`benchmarks/bpe_speed.py`).
 
 Exits 1 when a target is missed.
 """
@@ -79,6 +81,10 @@ TRAIN_TOKENS_RATIO_TARGET = AtLeast(0.8)
 # (flash-attention's order) would keep one score-sized tensor instead of two (measured:
 # 1.16), at the cost of attention no longer reading as softmax(QKᵀ/√d)·V.
 TRAIN_MEMORY_RATIO_TARGET = 1.2
+# How many times slower than the Rust library the Python BPE may be (Hugging Face's MB/s over
+# ours): Python loops over pre-tokens and merges against compiled code on every core.
+BPE_TRAINING_SLOWDOWN_TARGET = 10.0
+BPE_ENCODING_SLOWDOWN_TARGET = 5.0
 
 
 def _setup(implementation: str):
@@ -262,6 +268,9 @@ def main() -> int:
     grading_s, sandbox = grading_seconds_per_submission(GRADING_COPIES)
     draw_s = fresh_draw_seconds()
     training = measure_training_steps()
+    from benchmarks import bpe_speed
+
+    bpe = bpe_speed.measure()
     (train_s, train_mem), (native_s, native_mem) = training["bundled"], training["native"]
     tokens = BATCH * CONFIG["context_length"]
 
@@ -304,6 +313,19 @@ def main() -> int:
             TRAIN_MEMORY_RATIO_TARGET,
         ),
     ]
+    for stage, target in (
+        ("training", BPE_TRAINING_SLOWDOWN_TARGET),
+        ("encoding", BPE_ENCODING_SLOWDOWN_TARGET),
+    ):
+        ours, theirs = bpe[stage]
+        rows.append(
+            (
+                f"BPE {stage} MB/s, ours / Hugging Face (slowdown)",
+                f"{ours:.2f} / {theirs:.2f}",
+                theirs / ours,
+                target,
+            )
+        )
     table = Table(title=f"make bench: TransformerLM {CONFIG}, batch {BATCH}, on the CPU")
     for column in ("measure", "values", "ratio / excess", "target", "status"):
         table.add_column(column)

@@ -5,19 +5,31 @@ merge in the order the merges were made. Ties between pairs of equal count go to
 lexicographically greater pair of byte strings (``(b"b", b"a")`` beats ``(b"a", b"z")``).
 Special tokens cut the text before pre-tokenization and are never part of a pair, and pairs
 never span two pre-tokens. Pair counts are updated for the words a merge touches only.
+
+``cs336-train-bpe CORPUS --vocab-size N --out DIR`` trains on a file and saves the tokenizer
+(:meth:`Tokenizer.save`'s formats) with its timings.
 """
 
 from __future__ import annotations
 
+import argparse
 import heapq
 import itertools
 import multiprocessing
 import os
+import sys
+import time
 from collections import Counter
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 
-from cs336_basics.tokenizer import GPT2_PATTERN, special_token_pattern, split_at_special_tokens
+from cs336_basics.tokenizer import (
+    GPT2_PATTERN,
+    Tokenizer,
+    special_token_pattern,
+    split_at_special_tokens,
+)
 
 # Below this many bytes, starting worker processes costs more than counting in one.
 PARALLEL_MIN_BYTES = 1 << 22
@@ -167,3 +179,61 @@ def train_bpe(
                           vocab_size - base)  # fmt: skip
     vocab |= {base + k: a + b for k, (a, b) in enumerate(merges)}
     return vocab, merges
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cs336-train-bpe",
+        description="Train a byte-level BPE tokenizer on a UTF-8 text file and save it.",
+    )
+    parser.add_argument("corpus", type=Path, help="UTF-8 text file to train on")
+    parser.add_argument("--vocab-size", type=int, required=True, help="tokens in the vocabulary")
+    parser.add_argument("--out", type=Path, required=True, help="directory for the two files")
+    parser.add_argument(
+        "--special-token",
+        action="append",
+        dest="special_tokens",
+        metavar="TOKEN",
+        help="a special token (repeatable; default: <|endoftext|>)",
+    )
+    parser.add_argument(
+        "--processes", type=int, help="pre-tokenization processes (default: every core)"
+    )
+    args = parser.parse_args(argv)
+    special_tokens = args.special_tokens or ["<|endoftext|>"]
+    if not args.corpus.is_file():
+        parser.error(f"no corpus file at {args.corpus}")
+    if args.processes is not None and args.processes < 1:
+        parser.error(f"--processes must be at least 1, got {args.processes}")
+    megabytes = args.corpus.stat().st_size / 1e6
+
+    start = time.perf_counter()
+    try:
+        vocab, merges = train_bpe(args.corpus, args.vocab_size, special_tokens, args.processes)
+    except (UnicodeDecodeError, ValueError) as error:
+        parser.error(str(error))
+    seconds = time.perf_counter() - start
+    tokenizer = Tokenizer(vocab, merges, special_tokens)
+    args.out.mkdir(parents=True, exist_ok=True)
+    vocab_path, merges_path = args.out / "vocab.json", args.out / "merges.txt"
+    tokenizer.save(vocab_path, merges_path)
+    print(
+        f"trained {len(merges):,} merges ({len(vocab):,} tokens) on {megabytes:.2f} MB in "
+        f"{seconds:.2f} s ({megabytes / seconds:.2f} MB/s)"
+    )
+
+    start = time.perf_counter()
+    with args.corpus.open(encoding="utf-8") as corpus:
+        count = sum(1 for _ in tokenizer.encode_iterable(corpus))
+    seconds = time.perf_counter() - start
+    longest = max(vocab.values(), key=len)
+    print(
+        f"encoded the corpus in {seconds:.2f} s ({megabytes / seconds:.2f} MB/s): {count:,} "
+        f"tokens, {megabytes * 1e6 / count:.2f} bytes per token; longest token {longest!r}"
+    )
+    print(f"saved {vocab_path} and {merges_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,9 +1,10 @@
 """Train the bundled :class:`TransformerLM` on a text corpus: ``cs336-train --config FILE``.
 
-The run is byte-level (vocab 256, one id per UTF-8 byte; :func:`encode` is the one place a
-BPE tokenizer would plug in), trains with AdamW, the cosine schedule with warm-up and
-gradient clipping, evaluates on a held-out tail of the corpus, checkpoints periodically,
-resumes from the latest checkpoint, and ends with a loss curve (CSV and PNG) and a sample.
+Text becomes ids byte by byte (vocab 256), or with a BPE tokenizer made by
+``cs336-train-bpe`` when the config has a ``[tokenizer]`` table. The run trains with AdamW,
+the cosine schedule with warm-up and gradient clipping, evaluates on a held-out tail of the
+corpus, checkpoints periodically, resumes from the latest checkpoint, and ends with a loss
+curve (CSV and PNG) and a sample.
 
 The non-obvious choice: every step's batch (and its dropout masks) is drawn from a fresh
 ``np.random.default_rng([seed, step])``, so the data order is a function of (seed, step)
@@ -20,7 +21,7 @@ import math
 import os
 import sys
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,34 +49,87 @@ from cs336_basics.data import get_batch
 from cs336_basics.decoding import generate
 from cs336_basics.gradient_clipping import clip_gradients
 from cs336_basics.lr_schedule import cosine_lr_schedule
+from cs336_basics.tokenizer import Tokenizer
 from cs336_basics.transformer_lm import TransformerLM
 
 _OWNER = "TrainConfig"
-# Byte-level ids: the vocabulary is every byte value.
-VOCAB_SIZE = 256
 CSV_NAME = "loss_curve.csv"
 PNG_NAME = "loss_curve.png"
 CSV_COLUMNS = ("step", "train_loss", "val_loss", "lr")
 
 
-def encode(text: str) -> npt.NDArray[np.uint8]:
-    """Text → token ids ``(n_bytes,)``: its UTF-8 bytes, so ids lie in ``[0, 256)``."""
-    # A bytearray, not bytes: the array is writable, as torch.from_numpy wants.
-    return np.frombuffer(bytearray(text.encode("utf-8")), dtype=np.uint8)
+class ByteLevel:
+    """The byte-level encoding: one id per UTF-8 byte, so the vocabulary is every byte value.
+    It has the :class:`Tokenizer` methods the training loop uses."""
+
+    def __init__(self) -> None:
+        self.vocab = {i: bytes([i]) for i in range(256)}
+
+    def encode(self, text: str) -> list[int]:
+        return list(text.encode("utf-8"))
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        # Chunk by chunk: a character split across two chunks cannot occur, as chunks are str.
+        for text in iterable:
+            yield from text.encode("utf-8")
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """A byte sequence that is not valid UTF-8 decodes to U+FFFD."""
+        return bytes(ids).decode("utf-8", errors="replace")
 
 
-def decode(ids: Iterable[int]) -> str:
-    """Token ids → text; a byte sequence that is not valid UTF-8 decodes to U+FFFD."""
-    return bytes(ids).decode("utf-8", errors="replace")
+@dataclass(frozen=True)
+class TokenizerFiles:
+    """A BPE tokenizer as ``cs336-train-bpe`` saves it (see :meth:`Tokenizer.from_files`)."""
+
+    vocab: Path
+    merges: Path
+    special_tokens: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], base_dir: Path) -> TokenizerFiles:
+        """The ``[tokenizer]`` table: ``vocab`` and ``merges`` paths (relative to
+        ``base_dir``), optional ``special_tokens``."""
+        unknown = sorted(set(values) - {"vocab", "merges", "special_tokens"})
+        if unknown:
+            raise ValueError(f"{_OWNER}: unknown key(s) {unknown} in [tokenizer]")
+        paths = {}
+        for name in ("vocab", "merges"):
+            if not isinstance(values.get(name), str):
+                raise TypeError(
+                    f"{_OWNER}: [tokenizer] {name} must be a path string, got {values.get(name)!r}"
+                )
+            paths[name] = Path(os.path.normpath(base_dir / values[name]))
+        specials = values.get("special_tokens", [])
+        if not isinstance(specials, list) or not all(isinstance(s, str) for s in specials):
+            raise TypeError(
+                f"{_OWNER}: [tokenizer] special_tokens must be a list of strings, got {specials!r}"
+            )
+        return cls(paths["vocab"], paths["merges"], tuple(specials))
+
+    def load(self) -> Tokenizer:
+        for path in (self.vocab, self.merges):
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"no tokenizer file {path}: make it with `uv run cs336-train-bpe CORPUS "
+                    f"--vocab-size N --out {path.parent}` (or `make tokenizer`)"
+                )
+        return Tokenizer.from_files(self.vocab, self.merges, list(self.special_tokens))
+
+
+def ids_dtype(vocab_size: int) -> type[np.unsignedinteger]:
+    """The smallest unsigned integer type that holds every id."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32) if vocab_size <= np.iinfo(t).max + 1)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """One training run: the corpus, the model, the optimisation and the bookkeeping.
 
-    Read from TOML by :meth:`from_toml`: the fields below as top-level keys, and the model
-    (every :class:`ModelConfig` key except ``vocab_size``, which the byte-level encoding fixes
-    at 256) as a ``[model]`` table. Relative paths in the file are relative to the file.
+    Read from TOML by :meth:`from_toml`: the fields below as top-level keys, the model
+    (every :class:`ModelConfig` key except ``vocab_size``, which the encoding fixes: 256 bytes,
+    or the tokenizer's vocabulary) as a ``[model]`` table, and optionally a ``[tokenizer]``
+    table (:class:`TokenizerFiles`). Relative paths in the file are relative to the file.
     ``lr_decay_steps`` is the schedule's ``cosine_cycle_iters`` and defaults to ``max_steps``;
     set it when a run is to be extended with ``--resume --max-steps``, so the schedule of the
     steps already taken stays the same. Construction validates every field and raises an error
@@ -85,6 +139,7 @@ class TrainConfig:
     corpus: Path
     out_dir: Path
     model: ModelConfig
+    tokenizer: TokenizerFiles | None = None
     batch_size: int = 16
     max_steps: int = 1000
     max_lr: float = 1e-3
@@ -112,10 +167,9 @@ class TrainConfig:
                 raise TypeError(f"{_OWNER}: {name} must be a path, got {getattr(self, name)!r}")
         if not isinstance(self.model, ModelConfig):
             raise TypeError(f"{_OWNER}: model must be a ModelConfig, got {self.model!r}")
-        if self.model.vocab_size != VOCAB_SIZE:
-            raise ValueError(
-                f"{_OWNER}: the byte-level encoding needs model.vocab_size={VOCAB_SIZE}, "
-                f"got {self.model.vocab_size}"
+        if not isinstance(self.tokenizer, TokenizerFiles | None):
+            raise TypeError(
+                f"{_OWNER}: tokenizer must be TokenizerFiles or None, got {self.tokenizer!r}"
             )
         for name in (
             "batch_size",
@@ -170,10 +224,15 @@ class TrainConfig:
             raise TypeError(f"{_OWNER}: model must be a [model] table, got {model!r}")
         if "vocab_size" in model:
             raise ValueError(
-                f"{_OWNER}: [model] vocab_size is fixed by the byte-level encoding "
-                f"({VOCAB_SIZE}); remove it"
+                f"{_OWNER}: [model] vocab_size is fixed by the encoding (256 bytes, or the "
+                "[tokenizer]'s vocabulary); remove it"
             )
-        values["model"] = ModelConfig.from_dict({**model, "vocab_size": VOCAB_SIZE})
+        if "tokenizer" in values:
+            if not isinstance(values["tokenizer"], Mapping):
+                raise TypeError(f"{_OWNER}: tokenizer must be a [tokenizer] table")
+            values["tokenizer"] = TokenizerFiles.from_dict(values["tokenizer"], base_dir)
+        codec = values["tokenizer"].load() if "tokenizer" in values else ByteLevel()
+        values["model"] = ModelConfig.from_dict({**model, "vocab_size": len(codec.vocab)})
         for name in ("corpus", "out_dir"):
             if not isinstance(values[name], str):
                 raise TypeError(f"{_OWNER}: {name} must be a path string, got {values[name]!r}")
@@ -190,6 +249,16 @@ class TrainConfig:
             return cls.from_dict(values, path.parent)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from error
+
+    def codec(self) -> Tokenizer | ByteLevel:
+        """What turns text into ids and back: the tokenizer, or bytes."""
+        codec = ByteLevel() if self.tokenizer is None else self.tokenizer.load()
+        if len(codec.vocab) != self.model.vocab_size:
+            raise ValueError(
+                f"{_OWNER}: the encoding has {len(codec.vocab)} ids but model.vocab_size is "
+                f"{self.model.vocab_size}"
+            )
+        return codec
 
     @property
     def decay_steps(self) -> int:
@@ -221,6 +290,13 @@ def _check_range(
     if too_low or too_high:
         bounds = f"{'(' if low_open else '['}{low}, {high_name or high}{')' if high_open else ']'}"
         raise ValueError(f"{_OWNER}: {name} must be in {bounds}, got {name}={value}")
+
+
+def corpus_ids(path: Path, codec: Tokenizer | ByteLevel) -> npt.NDArray[np.unsignedinteger]:
+    """The ids of the text file at ``path``, ``(n_ids,)``, encoded line by line as a stream
+    (so a large corpus is never held as one string), in the smallest dtype that holds them."""
+    with path.open(encoding="utf-8") as corpus:
+        return np.fromiter(codec.encode_iterable(corpus), dtype=ids_dtype(len(codec.vocab)))
 
 
 def split_corpus(
@@ -306,7 +382,9 @@ def read_curve_csv(path: Path) -> list[dict[str, float]]:
         ]
 
 
-def plot_curve(history: Sequence[dict[str, float]], path: Path, title: str) -> None:
+def plot_curve(
+    history: Sequence[dict[str, float]], path: Path, title: str, vocab_size: int
+) -> None:
     """Train and validation loss (top) and learning rate (bottom) against the step."""
     # A bare Figure, never pyplot: no GUI backend is chosen and the PNG is drawn by Agg.
     figure = Figure(figsize=(7, 5), layout="constrained")
@@ -319,8 +397,10 @@ def plot_curve(history: Sequence[dict[str, float]], path: Path, title: str) -> N
         values = np.array([row[column] for row in history])
         seen = ~np.isnan(values)
         loss_ax.plot(steps[seen], values[seen], label=label, **style)
-    loss_ax.axhline(math.log(VOCAB_SIZE), color="grey", linestyle=":", label="uniform (ln 256)")
-    loss_ax.set_ylabel("loss (nats per byte)")
+    loss_ax.axhline(
+        math.log(vocab_size), color="grey", linestyle=":", label=f"uniform (ln {vocab_size})"
+    )
+    loss_ax.set_ylabel("loss (nats per token)")
     loss_ax.set_title(title)
     loss_ax.legend()
     loss_ax.grid(alpha=0.3)
@@ -360,11 +440,12 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
     """
     console = Console(stderr=True, quiet=quiet)
     device = torch.device(config.device)
-    train_ids, val_ids = split_corpus(
-        encode(config.corpus.read_text(encoding="utf-8")),
-        config.val_fraction,
-        config.model.context_length,
+    codec = config.codec()
+    ids = corpus_ids(config.corpus, codec)
+    console.print(
+        f"{config.corpus.name}: {len(ids):,} tokens of a vocabulary of {len(codec.vocab):,}"
     )
+    train_ids, val_ids = split_corpus(ids, config.val_fraction, config.model.context_length)
     model, optimizer = build(config)
     out_dir, csv_path = config.out_dir, config.out_dir / CSV_NAME
     found = latest_checkpoint(out_dir)
@@ -431,25 +512,31 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
 
     write_curve_csv(history, csv_path)
     size = sum(p.numel() for p in model.parameters())
-    title = f"{config.corpus.name}: {size / 1e6:.2f}M-parameter byte-level LM"
-    plot_curve(history, out_dir / PNG_NAME, title)
+    encoding = "byte-level" if config.tokenizer is None else f"BPE {len(codec.vocab):,}"
+    title = f"{config.corpus.name}: {size / 1e6:.2f}M-parameter LM, {encoding}"
+    plot_curve(history, out_dir / PNG_NAME, title, len(codec.vocab))
     console.print(f"loss curve: {csv_path} and {out_dir / PNG_NAME}")
     return model
 
 
 def sample(model: TransformerLM, config: TrainConfig, prompt: str) -> str:
-    """``prompt`` and up to ``config.sample_tokens`` sampled bytes after it, as text."""
+    """``prompt`` and up to ``config.sample_tokens`` sampled tokens after it, as text; a
+    tokenizer's first special token (``<|endoftext|>`` by convention) ends the sample."""
     device = next(model.parameters()).device
-    prompt_ids = torch.as_tensor(encode(prompt), device=device).long()
+    codec = config.codec()
+    prompt_ids = torch.tensor(codec.encode(prompt), device=device, dtype=torch.long)
+    specials = config.tokenizer.special_tokens if config.tokenizer else ()
+    ids_of = {token: i for i, token in codec.vocab.items()}
     new = generate(
         model,
         prompt_ids,
         config.sample_tokens,
         config.temperature,
         config.top_p,
+        end_of_text_id=ids_of[specials[0].encode("utf-8")] if specials else None,
         generator=torch.Generator(device).manual_seed(config.seed),
     )
-    return decode(prompt_ids.tolist() + new.tolist())
+    return codec.decode(prompt_ids.tolist() + new.tolist())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 """`cs336-train` on a tiny model: a resumed run ends bit for bit where an uninterrupted one
-does, the loss curve is written, and a bad config is refused with an error naming the key.
+does, the loss curve is written, a bad config is refused with an error naming the key, and
+a run tokenizes with the files `cs336-train-bpe` saves.
 
 These test the bundled package itself (no family marker, no adapters). Every run is a few
 steps of a one-layer model on a short text, through `main` as the command line calls it.
@@ -15,11 +16,14 @@ from typing import Any
 import pytest
 import torch
 
+from cs336_basics import Tokenizer, train_bpe
+from cs336_basics.bpe_training import main as train_bpe_main
 from cs336_basics.training import (
     CSV_NAME,
     PNG_NAME,
     TrainConfig,
     checkpoint_path,
+    corpus_ids,
     main,
     read_curve_csv,
 )
@@ -167,3 +171,60 @@ def test_bad_override_and_run_directory_errors(tmp_path, capsys):
     with pytest.raises(SystemExit):
         run(config)
     assert "already holds a run" in capsys.readouterr().err
+
+
+BPE_TABLE = """
+[tokenizer]
+vocab = "bpe/vocab.json"
+merges = "bpe/merges.txt"
+special_tokens = ["<|endoftext|>"]
+"""
+
+
+def test_bpe_command_saves_what_train_bpe_trains(tmp_path, capsys):
+    config = write_config(tmp_path)
+    corpus = config.parent / "corpus.txt"
+    assert train_bpe_main([str(corpus), "--vocab-size", "300", "--out", str(tmp_path / "bpe")]) == 0
+    report = capsys.readouterr().out
+    assert "43 merges (300 tokens)" in report and "MB/s" in report and "bytes per token" in report
+    vocab, merges = train_bpe(corpus, 300, ["<|endoftext|>"])
+    saved = Tokenizer.from_files(tmp_path / "bpe" / "vocab.json", tmp_path / "bpe" / "merges.txt")
+    assert saved.vocab == vocab and saved.merges == merges
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["missing.txt", "--vocab-size", "300"], "no corpus file"),
+     (["corpus.txt", "--vocab-size", "100"], "less than the 256 byte tokens"),
+     (["corpus.txt", "--vocab-size", "300", "--processes", "0"], "--processes")],
+    ids=["missing_corpus", "vocab_too_small", "no_processes"],
+)  # fmt: skip
+def test_bpe_command_refuses_bad_arguments(tmp_path, capsys, args, named):
+    write_config(tmp_path)
+    args = [str(tmp_path / args[0]), *args[1:], "--out", str(tmp_path / "bpe")]
+    with pytest.raises(SystemExit) as exit_info:
+        train_bpe_main(args)
+    assert exit_info.value.code == 2
+    assert named in capsys.readouterr().err
+
+
+def test_run_with_a_bpe_tokenizer(tmp_path, capsys):
+    config = write_config(tmp_path, TINY + BPE_TABLE)
+    with pytest.raises(SystemExit) as exit_info:
+        run(config)
+    assert exit_info.value.code == 2
+    assert "cs336-train-bpe" in capsys.readouterr().err  # the files are not made yet
+    train_bpe_main(
+        [str(tmp_path / "corpus.txt"), "--vocab-size", "300", "--out", str(tmp_path / "bpe")]
+    )
+    parsed = TrainConfig.from_toml(config)
+    assert parsed.model.vocab_size == 300
+    tokenizer = Tokenizer.from_files(
+        tmp_path / "bpe" / "vocab.json", tmp_path / "bpe" / "merges.txt"
+    )
+    assert corpus_ids(parsed.corpus, parsed.codec()).tolist() == tokenizer.encode(TEXT)
+    capsys.readouterr()
+    run(config)
+    checkpoint = torch.load(checkpoint_path(tmp_path / "run", STEPS), weights_only=True)
+    assert checkpoint["model"]["token_embeddings.weight"].shape[0] == 300
+    assert capsys.readouterr().out.startswith("The ")  # the sample, decoded by the tokenizer

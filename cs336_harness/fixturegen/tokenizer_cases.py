@@ -1,8 +1,12 @@
 """Cases for byte-level BPE: training (`train_bpe`) and encoding/decoding (`tokenizer`).
 
-Every corpus is drawn from the seed out of a few words chosen for what they stress (equal
+Most corpora are drawn from the seed out of a few words chosen for what they stress (equal
 pair counts, special tokens that repeat or overlap, 4-byte UTF-8, blank lines, long runs of
-one character); expected merges, vocabularies and ids come from `oracle.bpe`.
+one character); expected merges, vocabularies and ids come from `oracle.bpe`. The
+`shakespeare` cases take real English from the committed corpus (`data/`) at offsets drawn
+from the seed: training on a few pages, checked by `oracle.bpe`; encoding pages with a
+vocabulary of thousands of merges, whose expected ids come from Hugging Face `tokenizers`
+(`oracle.hf_bpe`), since applying that many merges one by one is too slow.
 
 Storage: text and byte strings are UTF-8 bytes in uint8 tensors. A list of byte strings is
 one flat uint8 tensor plus an int64 tensor of lengths (`<name>_flat`, `<name>_lengths`); a
@@ -11,12 +15,21 @@ vocabulary is stored in id order, ids 0 … V−1. Merges have lengths of shape 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
 import numpy as np
 
 from cs336_harness.fixturegen.writer import FixtureSet
-from cs336_harness.oracle import bpe
+from cs336_harness.oracle import bpe, hf_bpe
 
 END = "<|endoftext|>"
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "shakespeare_tragedies.txt"
+# Characters of the corpus the encoding case's vocabulary is trained on (a window drawn from
+# the seed), and that vocabulary's size: about 0.2 s of Hugging Face training.
+HF_TRAINING_CHARS = 300_000
+HF_VOCAB_SIZE = 4000
 
 
 def _utf8(text: str) -> np.ndarray:
@@ -49,6 +62,18 @@ def pack_model(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]]) -> di
 
 def _corpus(rng: np.random.Generator, words: list[str], count: int, separator: str = "") -> str:
     return separator.join(rng.choice(words, size=count).tolist())
+
+
+@cache
+def _shakespeare() -> str:
+    return CORPUS.read_text(encoding="utf-8")
+
+
+def _passage(rng: np.random.Generator, length: int) -> str:
+    """``length`` characters of the corpus from a line start drawn from ``rng``."""
+    text = _shakespeare()
+    start = text.rfind("\n", 0, int(rng.integers(len(text) - length))) + 1
+    return text[start : start + length]
 
 
 # name -> (description, special tokens, merges to learn, the corpus from a generator)
@@ -95,6 +120,13 @@ CORPORA = {
         40,
         lambda rng: _corpus(rng, ["\n", "\n\n\n", "aaaaaaaaaaaa", "   ", " a", "\t\n", "bb"], 200),
     ),
+    "shakespeare": (
+        "two pages of Shakespeare at drawn offsets, joined by <|endoftext|>: real English, "
+        "with its many ties among rare pairs",
+        [END],
+        64,
+        lambda rng: _passage(rng, 2500) + END + _passage(rng, 2500),
+    ),
     "exhausted": (
         "a vocabulary larger than the corpus can fill: training stops when no pair is left",
         [END],
@@ -131,11 +163,14 @@ def _tokenizer_case(
     texts: list[str],
     decode: list[list[int]],
     special_tokens: list[str] | None = None,
+    reference: Callable[[str], list[int]] | None = None,
 ) -> None:
+    """One encoding case; expected ids from ``reference`` (default: `oracle.bpe.encode`)."""
     vocab, merges, trained_specials, _ = model
     specials = trained_specials if special_tokens is None else special_tokens
     inputs = pack_model(vocab, merges) | pack([t.encode() for t in texts], "texts")
-    encoded = [bpe.encode(t, vocab, merges, specials) for t in texts]
+    encode = reference or (lambda text: bpe.encode(text, vocab, merges, specials))
+    encoded = [encode(t) for t in texts]
     # Every case decodes its first text's ids back, and a lone UTF-8 continuation byte.
     decode = [*decode, encoded[0], [0x80]]
     inputs |= {
@@ -196,4 +231,26 @@ def add_tokenizer(fs: FixtureSet) -> None:
         models["blank_lines_and_runs"],
         ["\n\n\n\n", "aaaaaaaaaaaaaaaaaaaaaaaaa", "   a\n\n  bb \t", "x" * 40 + "\n" * 9],
         [],
+    )  # fmt: skip
+    _add_shakespeare_encoding(fs)
+
+
+def _add_shakespeare_encoding(fs: FixtureSet) -> None:
+    rng = fs.rng("tokenizer", "shakespeare")
+    window = _passage(rng, HF_TRAINING_CHARS)
+    # Lines as sequences: Hugging Face's trainer counts them in parallel.
+    vocab, merges = hf_bpe.train(window.splitlines(keepends=True), HF_VOCAB_SIZE, [END])
+    texts = [
+        _passage(rng, 1500),
+        _passage(rng, 600) + END + _passage(rng, 600),
+        _passage(rng, 3000),
+    ]
+    _tokenizer_case(
+        fs, "shakespeare",
+        f"pages of Shakespeare encoded with {len(merges)} merges trained on a window of the "
+        "corpus; expected ids from Hugging Face tokenizers",
+        (vocab, merges, [END], window),
+        texts,
+        [],
+        reference=hf_bpe.encoder(vocab, merges, [END]),
     )  # fmt: skip
