@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import os
-from typing import IO, BinaryIO
 
 import torch
 
-PathOrFile = str | os.PathLike | BinaryIO | IO[bytes]
+# A binary file is one of io's binary base classes (`open(path, "rb")`, `io.BytesIO`, ...).
+# typing.BinaryIO would say so too, but as a protocol it also asks for `name` and `mode`,
+# which a BytesIO has not, so `--typecheck` would refuse a correct call with one.
+PathOrFile = str | os.PathLike | io.BufferedIOBase | io.RawIOBase
 
 
 def save_checkpoint(

@@ -10,7 +10,7 @@ from cs336_basics._checks import check_index_range, check_integer_tensor
 
 
 def cross_entropy(
-    inputs: Float[Tensor, " ... vocab_size"], targets: Int[Tensor, " ..."]
+    inputs: Float[Tensor, "*batch vocab_size"], targets: Int[Tensor, " *batch"]
 ) -> Float[Tensor, ""]:
     """Mean over all leading positions of ``-log softmax(inputs)[target]``; a 0-d tensor.
 

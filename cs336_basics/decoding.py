@@ -11,8 +11,8 @@ from cs336_basics.softmax import softmax
 
 
 def next_token_probabilities(
-    logits: Float[Tensor, " ... vocab_size"], temperature: float = 1.0, top_p: float = 1.0
-) -> Float[Tensor, " ... vocab_size"]:
+    logits: Float[Tensor, "*batch vocab_size"], temperature: float = 1.0, top_p: float = 1.0
+) -> Float[Tensor, "*batch vocab_size"]:
     """The distribution the next token is drawn from, per row of ``logits`` (float32).
 
     ``softmax(logits / temperature)``, then nucleus truncation: sorted by probability, the
@@ -40,11 +40,11 @@ def next_token_probabilities(
 
 
 def sample_next_token(
-    logits: Float[Tensor, " ... vocab_size"],
+    logits: Float[Tensor, "*batch vocab_size"],
     temperature: float = 1.0,
     top_p: float = 1.0,
     generator: torch.Generator | None = None,
-) -> Int[Tensor, " ..."]:
+) -> Int[Tensor, " *batch"]:
     """One token id per row of ``logits``, drawn from `next_token_probabilities`."""
     probs = next_token_probabilities(logits, temperature, top_p)
     flat = probs.reshape(-1, probs.shape[-1])

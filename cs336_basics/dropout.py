@@ -9,7 +9,7 @@ from torch import Tensor, nn
 from cs336_basics._checks import check_dropout_rate
 
 
-def dropout(x: Float[Tensor, " ..."], p: float) -> Float[Tensor, " ..."]:
+def dropout(x: Float[Tensor, " *shape"], p: float) -> Float[Tensor, " *shape"]:
     """Each element kept with probability ``1 - p`` and scaled by ``1 / (1 - p)``, else 0.
 
     The scaling keeps every element's expectation, so the evaluation-mode model (no dropout)
@@ -32,7 +32,7 @@ class Dropout(nn.Module):
         check_dropout_rate("Dropout", "p", p)
         self.p = float(p)
 
-    def forward(self, x: Float[Tensor, " ..."]) -> Float[Tensor, " ..."]:
+    def forward(self, x: Float[Tensor, " *shape"]) -> Float[Tensor, " *shape"]:
         return dropout(x, self.p if self.training else 0.0)
 
     def extra_repr(self) -> str:

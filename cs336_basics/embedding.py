@@ -39,7 +39,7 @@ class Embedding(nn.Module):
         """Re-draw ``weight`` from a standard normal truncated at ±3."""
         nn.init.trunc_normal_(self.weight, mean=0.0, std=1.0, a=-3.0, b=3.0)
 
-    def forward(self, token_ids: Int[Tensor, " ..."]) -> Float[Tensor, "... d_model"]:
+    def forward(self, token_ids: Int[Tensor, " *batch"]) -> Float[Tensor, "*batch d_model"]:
         check_integer_tensor("Embedding", "token_ids", token_ids)
         check_index_range("Embedding", "token_ids", token_ids, self.num_embeddings)
         # uint8 index tensors would be read as boolean masks; int64 makes every integer

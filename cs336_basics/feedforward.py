@@ -58,7 +58,7 @@ class PositionwiseFeedForward(nn.Module):
         # Chosen once here, so forward is a single expression whatever the variant.
         self.act = partial(gelu, approximate=approximate) if activation == "gelu" else silu
 
-    def forward(self, x: Float[Tensor, "... d_model"]) -> Float[Tensor, "... d_model"]:
+    def forward(self, x: Float[Tensor, "*batch d_model"]) -> Float[Tensor, "*batch d_model"]:
         check_last_dim("PositionwiseFeedForward", "x", x, self.d_model)
         return self.w2(self.act(self.w1(x)))
 

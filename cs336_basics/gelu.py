@@ -11,7 +11,7 @@ from torch import Tensor
 GELU_APPROXIMATIONS = ("none", "tanh")
 
 
-def gelu(x: Float[Tensor, " ..."], approximate: str = "none") -> Float[Tensor, " ..."]:
+def gelu(x: Float[Tensor, " *shape"], approximate: str = "none") -> Float[Tensor, " *shape"]:
     """Elementwise ``x · Φ(x)``; same shape and dtype as ``x``.
 
     ``approximate="none"`` is exact, ``0.5 x (1 + erf(x / √2))``; ``"tanh"`` is the form

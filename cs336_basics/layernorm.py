@@ -42,7 +42,7 @@ class LayerNorm(nn.Module):
         nn.init.ones_(self.weight)
         nn.init.zeros_(self.bias)
 
-    def forward(self, x: Float[Tensor, "... d_model"]) -> Float[Tensor, "... d_model"]:
+    def forward(self, x: Float[Tensor, "*batch d_model"]) -> Float[Tensor, "*batch d_model"]:
         check_last_dim("LayerNorm", "x", x, self.d_model)
         in_dtype = x.dtype
         compute_dtype = torch.promote_types(in_dtype, torch.float32)  # keeps float64 as is

@@ -51,7 +51,7 @@ class Linear(nn.Module):
         if self.bias is not None:
             nn.init.zeros_(self.bias)
 
-    def forward(self, x: Float[Tensor, "... d_in"]) -> Float[Tensor, "... d_out"]:
+    def forward(self, x: Float[Tensor, "*batch d_in"]) -> Float[Tensor, "*batch d_out"]:
         check_last_dim("Linear", "x", x, self.in_features)
         y = x @ self.weight.T
         return y if self.bias is None else y + self.bias

@@ -81,9 +81,9 @@ class MultiHeadSelfAttention(nn.Module):
 
     def forward(
         self,
-        x: Float[Tensor, "... seq d_model"],
+        x: Float[Tensor, "*batch seq d_model"],
         token_positions: Int[Tensor, "... seq"] | None = None,
-    ) -> Float[Tensor, "... seq d_model"]:
+    ) -> Float[Tensor, "*batch seq d_model"]:
         owner = "MultiHeadSelfAttention"
         check_last_dim(owner, "x", x, self.d_model)
         check_min_ndim(owner, "x", x, 2, "(..., seq, d_model)")

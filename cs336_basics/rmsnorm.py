@@ -38,7 +38,7 @@ class RMSNorm(nn.Module):
         """Reset the gain to ones (the identity scale)."""
         nn.init.ones_(self.weight)
 
-    def forward(self, x: Float[Tensor, "... d_model"]) -> Float[Tensor, "... d_model"]:
+    def forward(self, x: Float[Tensor, "*batch d_model"]) -> Float[Tensor, "*batch d_model"]:
         check_last_dim("RMSNorm", "x", x, self.d_model)
         in_dtype = x.dtype
         compute_dtype = torch.promote_types(in_dtype, torch.float32)  # keeps float64 as is

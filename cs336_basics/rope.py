@@ -85,9 +85,9 @@ class RotaryPositionalEmbedding(nn.Module):
 
     def forward(
         self,
-        x: Float[Tensor, "... seq d_k"],
+        x: Float[Tensor, "*batch seq d_k"],
         token_positions: Int[Tensor, "... seq"] | None = None,
-    ) -> Float[Tensor, "... seq d_k"]:
+    ) -> Float[Tensor, "*batch seq d_k"]:
         owner = "RotaryPositionalEmbedding"
         check_last_dim(owner, "x", x, self.d_k)
         check_min_ndim(owner, "x", x, 2, "(..., seq, d_k)")

@@ -7,7 +7,7 @@ from jaxtyping import Float
 from torch import Tensor
 
 
-def silu(x: Float[Tensor, " ..."]) -> Float[Tensor, " ..."]:
+def silu(x: Float[Tensor, " *shape"]) -> Float[Tensor, " *shape"]:
     """Elementwise ``x * sigmoid(x)``; same shape and dtype as ``x``.
 
     ``torch.sigmoid`` saturates cleanly to 0/1, so very negative or very large inputs give

@@ -7,7 +7,7 @@ from jaxtyping import Float
 from torch import Tensor
 
 
-def softmax(x: Float[Tensor, " ..."], dim: int = -1) -> Float[Tensor, " ..."]:
+def softmax(x: Float[Tensor, " *shape"], dim: int = -1) -> Float[Tensor, " *shape"]:
     """Softmax of ``x`` along ``dim`` (any dim, negative allowed); same shape and dtype as ``x``.
 
     The max along ``dim`` is subtracted before ``exp``, so the result is shift invariant

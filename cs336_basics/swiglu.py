@@ -50,6 +50,6 @@ class SwiGLU(nn.Module):
         self.w2 = Linear(d_ff, d_model, bias, device=device, dtype=dtype)
         self.w3 = Linear(d_model, d_ff, bias, device=device, dtype=dtype)
 
-    def forward(self, x: Float[Tensor, "... d_model"]) -> Float[Tensor, "... d_model"]:
+    def forward(self, x: Float[Tensor, "*batch d_model"]) -> Float[Tensor, "*batch d_model"]:
         check_last_dim("SwiGLU", "x", x, self.d_model)
         return self.w2(silu(self.w1(x)) * self.w3(x))

@@ -106,9 +106,9 @@ class TransformerBlock(nn.Module):
 
     def forward(
         self,
-        x: Float[Tensor, "... seq d_model"],
+        x: Float[Tensor, "*batch seq d_model"],
         token_positions: Int[Tensor, "... seq"] | None = None,
-    ) -> Float[Tensor, "... seq d_model"]:
+    ) -> Float[Tensor, "*batch seq d_model"]:
         if self.post_norm:
             h = self.ln1(x + self.dropout(self.attn(x, token_positions)))
             return self.ln2(h + self.dropout(self.ffn(h)))

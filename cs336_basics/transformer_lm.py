@@ -102,7 +102,7 @@ class TransformerLM(nn.Module):
             config = ModelConfig.from_dict(config)
         return cls(**config.to_dict(), device=device, dtype=dtype)
 
-    def forward(self, in_indices: Int[Tensor, "... seq"]) -> Float[Tensor, "... seq vocab"]:
+    def forward(self, in_indices: Int[Tensor, "*batch seq"]) -> Float[Tensor, "*batch seq vocab"]:
         owner = "TransformerLM"
         check_integer_tensor(owner, "in_indices", in_indices)
         check_min_ndim(owner, "in_indices", in_indices, 1, "(..., seq)")

@@ -3,7 +3,8 @@
 The tests never import an adapters module themselves: they receive an `Adapters` object
 whose `run_*` attributes forward to whichever module `--adapters` / `CS336_ADAPTERS` names.
 A missing function or a `NotImplementedError` fails only the tests that need that function,
-each with the one line `not implemented: run_rope`.
+each with the one line `not implemented: run_rope`. A module that cannot be found or imported
+is a usage error: `Adapters(spec)` raises `UnimportableAdapters` with one line naming it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +38,12 @@ class NotImplementedFailure(Failed):
 
 
 class AdapterImportFailure(Failed):
-    """The adapters module itself could not be imported."""
+    """The adapters module itself could not be imported: under the grader, a failure of every
+    test of that submission (locally the session stops instead, `UnimportableAdapters`)."""
+
+
+class UnimportableAdapters(Exception):
+    """The adapters module named cannot be found or imported; the message is one line."""
 
 
 def looks_like_path(spec: str) -> bool:
@@ -73,24 +80,49 @@ def resolve_spec(option_value: str | None, environ: dict[str, str]) -> str:
     return option_value or environ.get(ENV_VAR) or str(DEFAULT_ADAPTERS)
 
 
+def _outside_libraries(filename: str) -> bool:
+    libraries = {sysconfig.get_path(name) for name in ("stdlib", "purelib", "platlib")}
+    return not (
+        filename.startswith("<")
+        or filename == __file__
+        or any(filename.startswith(library) for library in libraries)
+    )
+
+
+def describe_import_error(spec: str, error: BaseException) -> str:
+    """One line for an adapters module that did not import: the spec, the exception's last
+    line, and the innermost line of the student's code it came from (not the standard
+    library's, an installed package's or this loader's)."""
+    if looks_like_path(spec) and not Path(spec).expanduser().is_file():
+        return f"no adapters file at {Path(spec).expanduser().resolve()}"
+    if (
+        isinstance(error, ModuleNotFoundError)
+        and error.name
+        and (spec + ".").startswith(error.name + ".")
+    ):
+        return f"adapters {spec!r} is no importable module ({error}); a file is named by its path"
+    line = " ".join(f"{type(error).__name__}: {error}".split()).removesuffix(":")
+    if not isinstance(error, SyntaxError):  # its message already says where
+        tb = traceback.extract_tb(error.__traceback__)
+        frames = [frame for frame in tb if _outside_libraries(frame.filename)]
+        if frames:
+            line += f" (at {frames[-1].filename}:{frames[-1].lineno})"
+    return f"cannot import adapters {spec!r}: {line}"
+
+
 class Adapters:
     """The `run_*` functions of one adapters module, wrapped for one-line failure messages."""
 
     def __init__(self, spec: str):
         self.spec = spec
-        self.module: ModuleType | None = None
-        self.import_error: str | None = None
         try:
             self.module = load_module(spec)
-        except (Exception, SystemExit) as error:  # sys.exit() at import must not end the session
-            last = traceback.format_exception_only(type(error), error)[-1].strip()
-            self.import_error = f"cannot import adapters {spec!r}: {last}"
+        except (Exception, SystemExit) as error:  # sys.exit() at import is reported too
+            raise UnimportableAdapters(describe_import_error(spec, error)) from error
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if not name.startswith("run_"):
             raise AttributeError(name)
-        if self.import_error is not None:
-            raise AdapterImportFailure(self.import_error, pytrace=False)
         function = getattr(self.module, name, None)
         if not callable(function):
             raise NotImplementedFailure(f"not implemented: {name}", pytrace=False)
@@ -107,8 +139,6 @@ class Adapters:
     def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
         """Run the probe `name` (`cs336_harness.probes`) against the module, here."""
         __tracebackhide__ = True
-        if self.import_error is not None:
-            raise AdapterImportFailure(self.import_error, pytrace=False)
         try:
             return run_probe(self.module, name, kwargs)
         except NotImplementedError:

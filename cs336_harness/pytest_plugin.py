@@ -3,6 +3,8 @@
 - `--adapters` / `CS336_ADAPTERS`: the adapters module under test (default `tests/adapters.py`).
 - `--fixtures-dir` / `CS336_FIXTURES`: the fixture directory (default `tests/fixtures`); the
   session stops before collecting anything if a file there departs from its SHA-256 manifest.
+- `--typecheck` / `CS336_TYPECHECK=1`: every call into `cs336_basics` checks its jaxtyping
+  annotations (`cs336_harness.typecheck`).
 - `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
   family's cases in `cases.json`; the family and a "not implemented" status are recorded in
   each test's `user_properties`, which JUnit XML reads.
@@ -21,14 +23,21 @@ from typing import Any
 
 import pytest
 
-from cs336_harness.adapter_loader import Adapters, is_not_implemented, resolve_spec
+from cs336_harness.adapter_loader import (
+    Adapters,
+    UnimportableAdapters,
+    is_not_implemented,
+    resolve_spec,
+)
 from cs336_harness.cases import Case, case_table, load_case
 from cs336_harness.manifest import manifest_problems
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 FIXTURES_ENV_VAR = "CS336_FIXTURES"
+TYPECHECK_ENV_VAR = "CS336_TYPECHECK"
 _ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
+_SHAPE_CHECKS = pytest.StashKey[Any]()
 
 
 class AdapterHooks:
@@ -56,6 +65,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="directory of reference fixtures with its MANIFEST.sha256 "
         "(default: $CS336_FIXTURES, else tests/fixtures)",
     )
+    group.addoption(
+        "--typecheck",
+        action="store_true",
+        help="check every call into cs336_basics against its jaxtyping annotations "
+        "(beartype, through jaxtyping's import hook; also $CS336_TYPECHECK=1)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -66,6 +81,20 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     fixtures = config.getoption("--fixtures-dir") or os.environ.get(FIXTURES_ENV_VAR)
     config.stash[_FIXTURES] = Path(fixtures or DEFAULT_FIXTURES).resolve()
+    typecheck = os.environ.get(TYPECHECK_ENV_VAR, "")
+    if typecheck not in ("", "0", "1"):
+        raise pytest.UsageError(f"cs336: {TYPECHECK_ENV_VAR} must be 1 or 0, not {typecheck!r}")
+    # Before anything imports cs336_basics: the adapters at session start, and the bundled
+    # package's own tests when they are collected.
+    if config.getoption("--typecheck") or typecheck == "1":
+        from cs336_harness.typecheck import ShapeChecks  # only when asked: beartype takes 0.2 s
+
+        config.stash[_SHAPE_CHECKS] = ShapeChecks.install()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (checks := config.stash.get(_SHAPE_CHECKS, None)) is not None:
+        checks.uninstall()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -80,13 +109,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
     adapters = config.hook.pytest_cs336_adapters(config=config)
     if adapters is None:
-        adapters = Adapters(resolve_spec(config.getoption("--adapters"), os.environ))
+        try:
+            adapters = Adapters(resolve_spec(config.getoption("--adapters"), os.environ))
+        except UnimportableAdapters as error:
+            raise pytest.UsageError(f"cs336: {error}") from None
     config.stash[_ADAPTERS] = adapters
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     spec = resolve_spec(config.getoption("--adapters"), os.environ)
-    return f"cs336: adapters {spec}; fixtures {config.stash[_FIXTURES]} (manifest verified)"
+    fixtures = f"fixtures {config.stash[_FIXTURES]} (manifest verified)"
+    checked = "; shapes checked (--typecheck)" if _SHAPE_CHECKS in config.stash else ""
+    return f"cs336: adapters {spec}; {fixtures}{checked}"
 
 
 def _family(node: pytest.Item | pytest.Function) -> str | None:

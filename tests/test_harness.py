@@ -5,6 +5,7 @@ session inside this one (pytester), so they are marked `meta` and run by `make m
 from __future__ import annotations
 
 import shutil
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
@@ -60,11 +61,49 @@ def test_option_beats_environment_and_takes_dotted_names(pytester, monkeypatch):
     assert result and all(v == [] for v in result.values())
 
 
-def test_unimportable_adapters_fail_every_test_with_the_import_error(pytester):
-    module = write_module(pytester.path, "import sys\nsys.exit('refusing to load')\n")
-    result = outcomes(pytester.inline_run(*TWO_FAMILIES, f"--adapters={module}"))
-    assert result and all(len(v) == 1 and "cannot import adapters" in v[0] for v in result.values())
-    assert all("refusing to load" in v[0] for v in result.values())
+@pytest.mark.parametrize(
+    ("body", "spec", "line"),
+    [
+        pytest.param(
+            None, "{dir}/missing.py", "no adapters file at {dir}/missing.py", id="missing"
+        ),
+        pytest.param(
+            None,
+            "tests.no_such_adapters",
+            "adapters 'tests.no_such_adapters' is no importable module "
+            "(No module named 'tests.no_such_adapters'); a file is named by its path",
+            id="not_a_module",
+        ),
+        pytest.param(
+            "x = 1\ndef run_silu(:\n",
+            "{module}",
+            "cannot import adapters '{module}': SyntaxError: * (partial_adapters.py, line 2)",
+            id="syntax_error",
+        ),
+        pytest.param(
+            "def helper():\n    raise RuntimeError('no GPU')\n\n\nhelper()\n",
+            "{module}",
+            "cannot import adapters '{module}': RuntimeError: no GPU (at {module}:2)",
+            id="raises",
+        ),
+        pytest.param(
+            "import sys\nsys.exit('refusing to load')\n",
+            "{module}",
+            "cannot import adapters '{module}': SystemExit: refusing to load (at {module}:2)",
+            id="sys_exit",
+        ),
+    ],
+)
+def test_unusable_adapters_stop_the_session_with_one_line(pytester, body, spec, line):
+    module = pytester.path / "partial_adapters.py"
+    if body is not None:
+        write_module(pytester.path, body)
+    spec, line = (text.format(dir=pytester.path, module=module) for text in (spec, line))
+    result = pytester.runpytest_inprocess(*TWO_FAMILIES, f"--adapters={spec}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [text for text in result.errlines if text]
+    assert len(errors) == 1 and fnmatchcase(errors[0], f"ERROR: cs336: {line}"), errors
+    assert not "".join(result.outlines).strip()  # stopped before collecting: no test ran
 
 
 def test_a_modified_fixture_stops_the_session_naming_the_file(pytester):
