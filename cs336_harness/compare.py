@@ -6,6 +6,22 @@ import pytest
 import torch
 
 
+class OracleMismatch(pytest.fail.Exception):
+    """A value mismatch (shape and dtype were right), with what a diagnosis needs: the output
+    as a float64 CPU tensor, the expected tensor and the tolerance it was compared with. The
+    plugin (`cs336_harness.diagnosis.plugin`) may put lines before the message."""
+
+    # As pytest does for its outcomes: the short summary then says `OracleMismatch: ...`, not
+    # `cs336_harness.compare.OracleMismatch: ...`.
+    __module__ = "builtins"
+
+    def __init__(
+        self, msg: str, actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float
+    ):
+        super().__init__(msg, pytrace=False)
+        self.actual, self.expected, self.rtol, self.atol = actual, expected, rtol, atol
+
+
 def assert_matches_oracle(
     actual: object,
     expected: torch.Tensor,
@@ -55,4 +71,4 @@ def assert_matches_oracle(
     else:
         return
     # Outside the except block, so the report is not printed a second time as a chained error.
-    pytest.fail(report, pytrace=False)
+    raise OracleMismatch(report, actual64, expected, rtol, atol)

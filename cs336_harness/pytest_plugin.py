@@ -7,7 +7,9 @@
   annotations (`cs336_harness.typecheck`).
 - `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
   family's cases in `cases.json`; the family and a "not implemented" status are recorded in
-  each test's `user_properties`, which JUnit XML reads.
+  each test's `user_properties`, which JUnit XML reads. `family("rope", cases="backward")`
+  takes the family's backward cases instead (params `"backward": true`: a gradient
+  projection and the expected input gradients, no output), which the other tests skip.
 - `@pytest.mark.hardening("why")` on a test, or a `"hardening"` entry on a case in
   `cases.json`, marks behaviour this project chose where the upstream assignment is silent:
   tested as everything else, but graded apart (see the README's "Contract and hardening").
@@ -35,8 +37,12 @@ from cs336_harness.manifest import manifest_problems
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 FIXTURES_ENV_VAR = "CS336_FIXTURES"
 TYPECHECK_ENV_VAR = "CS336_TYPECHECK"
+# The `cases=` of a family marker that selects the cases holding gradients.
+BACKWARD = "backward"
 _ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
+# A failing comparison's message opens with its likely cause (`cs336_harness/diagnosis/`).
+pytest_plugins = ["cs336_harness.diagnosis.plugin"]
 _SHAPE_CHECKS = pytest.StashKey[Any]()
 
 
@@ -116,6 +122,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config.stash[_ADAPTERS] = adapters
 
 
+def fixtures_dir(config: pytest.Config) -> Path:
+    """The session's fixture directory (`--fixtures-dir`, `$CS336_FIXTURES` or the default)."""
+    return config.stash[_FIXTURES]
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     spec = resolve_spec(config.getoption("--adapters"), os.environ)
     fixtures = f"fixtures {config.stash[_FIXTURES]} (manifest verified)"
@@ -139,13 +150,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     table = case_table(metafunc.config.stash[_FIXTURES])
     if family not in table:
         raise pytest.UsageError(f"no cases for family {family!r} in the fixtures' cases.json")
+    selection = metafunc.definition.get_closest_marker("family").kwargs.get("cases")
+    if selection not in (None, BACKWARD):
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: cases={selection!r}, not {BACKWARD!r}"
+        )
+    # A backward case stores gradients, not an output: it belongs to the backward test alone.
+    entries = [
+        e for e in table[family] if e["params"].get(BACKWARD, False) == (selection == BACKWARD)
+    ]
+    if not entries:
+        raise pytest.UsageError(f"no {selection or 'forward'} cases for family {family!r}")
     params = [
         pytest.param(
             entry,
             id=entry["id"],
             marks=[pytest.mark.hardening(entry["hardening"])] if "hardening" in entry else [],
         )
-        for entry in table[family]
+        for entry in entries
     ]
     metafunc.parametrize("case", params, indirect=True)
 

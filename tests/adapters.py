@@ -1,7 +1,8 @@
 """The adapters module the tests use by default: glue from the harness to ``cs336_basics``.
 
 Each ``run_*`` function builds one component of the reference implementation, loads the
-weights it is handed, runs a forward pass without autograd and returns the output tensor.
+weights it is handed, runs a forward pass and returns the output tensor, autograd on (the
+backward tests differentiate it with respect to its float inputs).
 Function and parameter names follow the upstream CS336 (2025) adapters, so a student's
 adapters file can be used instead. Another implementation is swapped in with
 ``--adapters`` / ``CS336_ADAPTERS``, never by editing the tests.
@@ -60,8 +61,7 @@ def run_linear(
     """Apply a bias-free ``Linear(d_in, d_out)`` holding ``weights`` to ``in_features``."""
     layer = Linear(d_in, d_out, device=in_features.device, dtype=in_features.dtype)
     layer.load_state_dict({"weight": weights})
-    with torch.no_grad():
-        return layer(in_features)
+    return layer(in_features)
 
 
 def run_embedding(
@@ -73,8 +73,7 @@ def run_embedding(
     """Look up ``token_ids`` in an ``Embedding(vocab_size, d_model)`` table set to ``weights``."""
     layer = Embedding(vocab_size, d_model, device=token_ids.device, dtype=weights.dtype)
     layer.load_state_dict({"weight": weights})
-    with torch.no_grad():
-        return layer(token_ids)
+    return layer(token_ids)
 
 
 def run_swiglu(
@@ -88,8 +87,7 @@ def run_swiglu(
     """Run the SwiGLU feed-forward ``w2(silu(w1 x) * w3 x)`` with the three given matrices."""
     ffn = SwiGLU(d_model, d_ff, device=in_features.device, dtype=in_features.dtype)
     ffn.load_state_dict({"w1.weight": w1_weight, "w2.weight": w2_weight, "w3.weight": w3_weight})
-    with torch.no_grad():
-        return ffn(in_features)
+    return ffn(in_features)
 
 
 def run_scaled_dot_product_attention(
@@ -99,8 +97,7 @@ def run_scaled_dot_product_attention(
     mask: Bool[Tensor, " ... queries keys"] | None = None,
 ) -> Float[Tensor, " ... queries d_v"]:
     """Attention ``softmax(QKᵀ/√d_k) V``; ``mask`` True marks the keys a query may attend."""
-    with torch.no_grad():
-        return scaled_dot_product_attention(Q, K, V, mask)
+    return scaled_dot_product_attention(Q, K, V, mask)
 
 
 def run_multihead_self_attention(
@@ -117,8 +114,7 @@ def run_multihead_self_attention(
         d_model, num_heads, device=in_features.device, dtype=in_features.dtype
     )
     mha.load_state_dict(_mha_state(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight))
-    with torch.no_grad():
-        return mha(in_features)
+    return mha(in_features)
 
 
 def run_multihead_self_attention_with_rope(
@@ -146,8 +142,7 @@ def run_multihead_self_attention_with_rope(
         dtype=in_features.dtype,
     )
     mha.load_state_dict(_mha_state(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight))
-    with torch.no_grad():
-        return mha(in_features, token_positions)
+    return mha(in_features, token_positions)
 
 
 def run_rope(
@@ -159,8 +154,7 @@ def run_rope(
 ) -> Float[Tensor, " ... seq d_k"]:
     """Rotate adjacent pairs of ``in_query_or_key`` by RoPE angles at ``token_positions``."""
     rope = RotaryPositionalEmbedding(theta, d_k, max_seq_len, device=in_query_or_key.device)
-    with torch.no_grad():
-        return rope(in_query_or_key, token_positions)
+    return rope(in_query_or_key, token_positions)
 
 
 def run_transformer_block(
@@ -183,8 +177,7 @@ def run_transformer_block(
         dtype=in_features.dtype,
     )
     block.load_state_dict(weights)
-    with torch.no_grad():
-        return block(in_features)
+    return block(in_features)
 
 
 def run_transformer_lm(
@@ -201,8 +194,37 @@ def run_transformer_lm(
     """Logits of the full LM for ``in_indices``; ``weights`` uses the model's state-dict names."""
     sizes = (vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta)
     model = _loaded_lm(sizes, weights, in_indices.device)
-    with torch.no_grad():
-        return model(in_indices)
+    return model(in_indices)
+
+
+def get_transformer_lm(
+    vocab_size: int,
+    context_length: int,
+    d_model: int,
+    num_layers: int,
+    num_heads: int,
+    d_ff: int,
+    rope_theta: float,
+) -> torch.nn.Module:
+    """The LM ``run_transformer_lm`` runs, built and randomly initialised, no weights loaded.
+
+    Its parameters are registered under the SPEC's names (``layers.{i}.attn.q_proj.weight``,
+    ...), so ``load_state_dict(weights)`` takes the reference weights strictly, and its
+    submodules are ``layers.{i}.ln1``, ``.attn``, ``.ln2``, ``.ffn``, ``ln_final`` and
+    ``lm_head``. ``forward(token_ids (batch, seq))`` returns the logits.
+    """
+    return TransformerLM(
+        vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta
+    )
+
+
+def get_transformer_block(
+    d_model: int, num_heads: int, d_ff: int, max_seq_len: int, theta: float
+) -> torch.nn.Module:
+    """The block ``run_transformer_block`` runs, randomly initialised: parameters and
+    submodules (``ln1``, ``attn``, ``ln2``, ``ffn``) under the SPEC's names;
+    ``forward(x (batch, seq, d_model))`` uses positions ``0 … seq−1``."""
+    return TransformerBlock(d_model, num_heads, d_ff, max_seq_len, theta)
 
 
 def run_rmsnorm(
@@ -214,8 +236,7 @@ def run_rmsnorm(
     """RMS-normalise the last dim of ``in_features`` and scale by the gain ``weights``."""
     norm = RMSNorm(d_model, eps, device=in_features.device, dtype=weights.dtype)
     norm.load_state_dict({"weight": weights})
-    with torch.no_grad():
-        return norm(in_features)
+    return norm(in_features)
 
 
 def run_silu(in_features: Float[Tensor, " ..."]) -> Float[Tensor, " ..."]:
@@ -238,8 +259,7 @@ def run_layernorm(
     """LayerNorm of the last dim of ``in_features`` with gain ``weights`` and shift ``biases``."""
     norm = LayerNorm(d_model, eps, device=in_features.device, dtype=weights.dtype)
     norm.load_state_dict({"weight": weights, "bias": biases})
-    with torch.no_grad():
-        return norm(in_features)
+    return norm(in_features)
 
 
 def run_gelu(
@@ -260,8 +280,7 @@ def run_positionwise_feedforward(
         d_model, d_ff, "gelu", device=in_features.device, dtype=in_features.dtype
     )
     ffn.load_state_dict(weights)
-    with torch.no_grad():
-        return ffn(in_features)
+    return ffn(in_features)
 
 
 def run_transformer_lm_from_config(
@@ -277,8 +296,7 @@ def run_transformer_lm_from_config(
     )
     model.load_state_dict(weights)
     model.eval()  # dropout off: the expected logits are the deterministic model's
-    with torch.no_grad():
-        return model(in_indices)
+    return model(in_indices)
 
 
 # -- the training half -------------------------------------------------------------------------

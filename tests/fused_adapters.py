@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 from jaxtyping import Bool, Float, Int
-from torch import Tensor
+from torch import Tensor, nn
 
 
 def _like(weight: Tensor, x: Tensor) -> Tensor:
@@ -312,6 +312,112 @@ def run_transformer_lm(
         x = _block(x, weights, f"layers.{i}.", num_heads, rope_theta, context_length)
     x = run_rmsnorm(d_model, 1e-5, weights["ln_final.weight"], x)
     return F.linear(x, _like(weights["lm_head.weight"], x))
+
+
+# -- the LM and block as modules: torch.nn's own layers where their parameters have the SPEC's
+# names and layouts (nn.Linear without bias, nn.Embedding), the fused functions above for the
+# rest. RoPE keeps no table: the complex rotations are recomputed on every call.
+
+
+class _RMSNorm(nn.RMSNorm):
+    """``nn.RMSNorm``'s ``weight``, computed in float32 as the SPEC asks."""
+
+    def forward(self, x: Float[Tensor, " ... d_model"]) -> Float[Tensor, " ... d_model"]:
+        return run_rmsnorm(x.shape[-1], self.eps, self.weight, x)
+
+
+class _Attention(nn.Module):
+    def __init__(self, d_model: int, num_heads: int, max_seq_len: int, theta: float):
+        super().__init__()
+        self.num_heads, self.max_seq_len, self.theta = num_heads, max_seq_len, theta
+        for name in ("q_proj", "k_proj", "v_proj", "output_proj"):
+            setattr(self, name, nn.Linear(d_model, d_model, bias=False))
+
+    def forward(
+        self, x: Float[Tensor, " ... seq d_model"], token_positions: Int[Tensor, " ... seq"] | None
+    ) -> Float[Tensor, " ... seq d_model"]:
+        weights = (self.q_proj, self.k_proj, self.v_proj, self.output_proj)
+        rope = (self.theta, self.max_seq_len, token_positions)
+        return _causal_mha(x, self.num_heads, *(p.weight for p in weights), rope)
+
+
+class _SwiGLU(nn.Module):
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.w1 = nn.Linear(d_model, d_ff, bias=False)
+        self.w2 = nn.Linear(d_ff, d_model, bias=False)
+        self.w3 = nn.Linear(d_model, d_ff, bias=False)
+
+    def forward(self, x: Float[Tensor, " ... d_model"]) -> Float[Tensor, " ... d_model"]:
+        d_model, d_ff = self.w2.out_features, self.w2.in_features
+        return run_swiglu(d_model, d_ff, self.w1.weight, self.w2.weight, self.w3.weight, x)
+
+
+class _Block(nn.Module):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, max_seq_len: int, theta: float):
+        super().__init__()
+        self.ln1 = _RMSNorm(d_model, eps=1e-5)
+        self.attn = _Attention(d_model, num_heads, max_seq_len, theta)
+        self.ln2 = _RMSNorm(d_model, eps=1e-5)
+        self.ffn = _SwiGLU(d_model, d_ff)
+
+    def forward(
+        self,
+        x: Float[Tensor, " ... seq d_model"],
+        token_positions: Int[Tensor, " ... seq"] | None = None,
+    ) -> Float[Tensor, " ... seq d_model"]:
+        h = x + self.attn(self.ln1(x), token_positions)
+        return h + self.ffn(self.ln2(h))
+
+
+class _LM(nn.Module):
+    def __init__(
+        self,
+        vocab_size: int,
+        context_length: int,
+        d_model: int,
+        num_layers: int,
+        num_heads: int,
+        d_ff: int,
+        theta: float,
+    ):
+        super().__init__()
+        self.context_length = context_length
+        self.token_embeddings = nn.Embedding(vocab_size, d_model)
+        self.layers = nn.ModuleList(
+            _Block(d_model, num_heads, d_ff, context_length, theta) for _ in range(num_layers)
+        )
+        self.ln_final = _RMSNorm(d_model, eps=1e-5)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, token_ids: Int[Tensor, " batch seq"]) -> Float[Tensor, " batch seq vocab"]:
+        seq = token_ids.shape[-1]
+        if seq > self.context_length:
+            raise ValueError(f"sequence length {seq} exceeds context_length {self.context_length}")
+        x = self.token_embeddings(token_ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.ln_final(x))
+
+
+def get_transformer_lm(
+    vocab_size: int,
+    context_length: int,
+    d_model: int,
+    num_layers: int,
+    num_heads: int,
+    d_ff: int,
+    rope_theta: float,
+) -> nn.Module:
+    """The LM as a module of ``torch.nn`` layers and the fused functions above."""
+    return _LM(vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta)
+
+
+def get_transformer_block(
+    d_model: int, num_heads: int, d_ff: int, max_seq_len: int, theta: float
+) -> nn.Module:
+    """One pre-norm block as a module; positions default to ``0 … seq−1``."""
+    return _Block(d_model, num_heads, d_ff, max_seq_len, theta)
 
 
 def run_layernorm(

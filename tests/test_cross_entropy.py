@@ -3,7 +3,8 @@
 import pytest
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import CROSS_ENTROPY, CROSS_ENTROPY_PER_UNIT_LOGIT
+from tests.gradients import assert_input_gradients
+from tests.tolerances import CROSS_ENTROPY, CROSS_ENTROPY_BACKWARD, CROSS_ENTROPY_PER_UNIT_LOGIT
 
 pytestmark = pytest.mark.family("cross_entropy")
 
@@ -16,3 +17,9 @@ def test_cross_entropy(case, adapters):
         loss, case.expected, dtype=logits.dtype, rtol=CROSS_ENTROPY["rtol"], atol=atol,
         what="the loss",
     )  # fmt: skip
+
+
+@pytest.mark.family("cross_entropy", cases="backward")
+def test_cross_entropy_backward(case, adapters):
+    kwargs = {"inputs": case["inputs"], "targets": case["targets"]}
+    assert_input_gradients(adapters, case, "run_cross_entropy", kwargs, CROSS_ENTROPY_BACKWARD)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import GELU
+from tests.gradients import assert_input_gradients
+from tests.tolerances import GELU, GELU_BACKWARD
 
 pytestmark = pytest.mark.family("gelu")
 
@@ -12,3 +13,9 @@ pytestmark = pytest.mark.family("gelu")
 def test_gelu(case, adapters):
     out = adapters.run_gelu(in_features=case["in_features"], approximate=case.params["approximate"])
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **GELU)
+
+
+@pytest.mark.family("gelu", cases="backward")
+def test_gelu_backward(case, adapters):
+    kwargs = {"in_features": case["in_features"], "approximate": case.params["approximate"]}
+    assert_input_gradients(adapters, case, "run_gelu", kwargs, GELU_BACKWARD)

@@ -3,7 +3,8 @@
 import pytest
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import LAYERNORM, for_dtype
+from tests.gradients import assert_input_gradients
+from tests.tolerances import LAYERNORM, LAYERNORM_BACKWARD, for_dtype
 
 pytestmark = pytest.mark.family("layernorm")
 
@@ -18,3 +19,15 @@ def test_layernorm(case, adapters):
         in_features=x,
     )
     assert_matches_oracle(out, case.expected, dtype=x.dtype, **for_dtype(x.dtype, LAYERNORM))
+
+
+@pytest.mark.family("layernorm", cases="backward")
+def test_layernorm_backward(case, adapters):
+    kwargs = {
+        "d_model": case.params["d_model"],
+        "eps": case.params["eps"],
+        "weights": case.weights["weight"],
+        "biases": case.weights["bias"],
+        "in_features": case["in_features"],
+    }
+    assert_input_gradients(adapters, case, "run_layernorm", kwargs, LAYERNORM_BACKWARD)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import MULTIHEAD_ATTENTION
+from tests.gradients import assert_input_gradients
+from tests.tolerances import MULTIHEAD_ATTENTION, MULTIHEAD_ATTENTION_BACKWARD
 
 pytestmark = pytest.mark.family("multihead_self_attention")
 
@@ -20,3 +21,19 @@ def test_multihead_self_attention(case, adapters):
         in_features=case["in_features"],
     )
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **MULTIHEAD_ATTENTION)
+
+
+@pytest.mark.family("multihead_self_attention", cases="backward")
+def test_multihead_self_attention_backward(case, adapters):
+    kwargs = {
+        "d_model": case.params["d_model"],
+        "num_heads": case.params["num_heads"],
+        "q_proj_weight": case.weights["q_proj.weight"],
+        "k_proj_weight": case.weights["k_proj.weight"],
+        "v_proj_weight": case.weights["v_proj.weight"],
+        "o_proj_weight": case.weights["output_proj.weight"],
+        "in_features": case["in_features"],
+    }
+    assert_input_gradients(
+        adapters, case, "run_multihead_self_attention", kwargs, MULTIHEAD_ATTENTION_BACKWARD
+    )

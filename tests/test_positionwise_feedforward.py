@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import POSITIONWISE_FEEDFORWARD
+from tests.gradients import assert_input_gradients
+from tests.tolerances import POSITIONWISE_FEEDFORWARD, POSITIONWISE_FEEDFORWARD_BACKWARD
 
 pytestmark = pytest.mark.family("positionwise_feedforward")
 
@@ -17,3 +18,16 @@ def test_positionwise_feedforward(case, adapters):
         in_features=case["in_features"],
     )
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **POSITIONWISE_FEEDFORWARD)
+
+
+@pytest.mark.family("positionwise_feedforward", cases="backward")
+def test_positionwise_feedforward_backward(case, adapters):
+    kwargs = {
+        "d_model": case.params["d_model"],
+        "d_ff": case.params["d_ff"],
+        "weights": case.weights,
+        "in_features": case["in_features"],
+    }
+    assert_input_gradients(
+        adapters, case, "run_positionwise_feedforward", kwargs, POSITIONWISE_FEEDFORWARD_BACKWARD
+    )

@@ -3,7 +3,8 @@
 import pytest
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import RMSNORM, for_dtype
+from tests.gradients import assert_input_gradients
+from tests.tolerances import RMSNORM, RMSNORM_BACKWARD, for_dtype
 
 pytestmark = pytest.mark.family("rmsnorm")
 
@@ -17,3 +18,14 @@ def test_rmsnorm(case, adapters):
         in_features=x,
     )
     assert_matches_oracle(out, case.expected, dtype=x.dtype, **for_dtype(x.dtype, RMSNORM))
+
+
+@pytest.mark.family("rmsnorm", cases="backward")
+def test_rmsnorm_backward(case, adapters):
+    kwargs = {
+        "d_model": case.params["d_model"],
+        "eps": case.params["eps"],
+        "weights": case.weights["weight"],
+        "in_features": case["in_features"],
+    }
+    assert_input_gradients(adapters, case, "run_rmsnorm", kwargs, RMSNORM_BACKWARD)

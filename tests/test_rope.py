@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import ROPE
+from tests.gradients import assert_input_gradients
+from tests.tolerances import ROPE, ROPE_BACKWARD
 
 pytestmark = pytest.mark.family("rope")
 
@@ -18,3 +19,15 @@ def test_rope(case, adapters):
         token_positions=case["token_positions"],
     )
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **ROPE)
+
+
+@pytest.mark.family("rope", cases="backward")
+def test_rope_backward(case, adapters):
+    kwargs = {
+        "d_k": case.params["d_k"],
+        "theta": case.params["theta"],
+        "max_seq_len": case.params["max_seq_len"],
+        "in_query_or_key": case["in_query_or_key"],
+        "token_positions": case["token_positions"],
+    }
+    assert_input_gradients(adapters, case, "run_rope", kwargs, ROPE_BACKWARD)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import ATTENTION
+from tests.gradients import assert_input_gradients
+from tests.tolerances import ATTENTION, ATTENTION_BACKWARD
 
 pytestmark = pytest.mark.family("scaled_dot_product_attention")
 
@@ -17,3 +18,16 @@ def test_scaled_dot_product_attention(case, adapters):
         mask=case["mask"] if case.params["mask"] else None,
     )
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **ATTENTION)
+
+
+@pytest.mark.family("scaled_dot_product_attention", cases="backward")
+def test_scaled_dot_product_attention_backward(case, adapters):
+    kwargs = {
+        "Q": case["Q"],
+        "K": case["K"],
+        "V": case["V"],
+        "mask": case["mask"] if case.params["mask"] else None,
+    }
+    assert_input_gradients(
+        adapters, case, "run_scaled_dot_product_attention", kwargs, ATTENTION_BACKWARD
+    )

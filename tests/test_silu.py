@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import ELEMENTWISE
+from tests.gradients import assert_input_gradients
+from tests.tolerances import ELEMENTWISE, ELEMENTWISE_BACKWARD
 
 pytestmark = pytest.mark.family("silu")
 
@@ -12,3 +13,9 @@ pytestmark = pytest.mark.family("silu")
 def test_silu(case, adapters):
     out = adapters.run_silu(in_features=case["in_features"])
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **ELEMENTWISE)
+
+
+@pytest.mark.family("silu", cases="backward")
+def test_silu_backward(case, adapters):
+    kwargs = {"in_features": case["in_features"]}
+    assert_input_gradients(adapters, case, "run_silu", kwargs, ELEMENTWISE_BACKWARD)

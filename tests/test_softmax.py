@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import SOFTMAX
+from tests.gradients import assert_input_gradients
+from tests.tolerances import SOFTMAX, SOFTMAX_BACKWARD
 
 pytestmark = pytest.mark.family("softmax")
 
@@ -12,3 +13,9 @@ pytestmark = pytest.mark.family("softmax")
 def test_softmax(case, adapters):
     out = adapters.run_softmax(in_features=case["in_features"], dim=case.params["dim"])
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **SOFTMAX)
+
+
+@pytest.mark.family("softmax", cases="backward")
+def test_softmax_backward(case, adapters):
+    kwargs = {"in_features": case["in_features"], "dim": case.params["dim"]}
+    assert_input_gradients(adapters, case, "run_softmax", kwargs, SOFTMAX_BACKWARD)

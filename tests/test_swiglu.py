@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import SWIGLU
+from tests.gradients import assert_input_gradients
+from tests.tolerances import SWIGLU, SWIGLU_BACKWARD
 
 pytestmark = pytest.mark.family("swiglu")
 
@@ -19,3 +20,16 @@ def test_swiglu(case, adapters):
         in_features=case["in_features"],
     )
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **SWIGLU)
+
+
+@pytest.mark.family("swiglu", cases="backward")
+def test_swiglu_backward(case, adapters):
+    kwargs = {
+        "d_model": case.params["d_model"],
+        "d_ff": case.params["d_ff"],
+        "w1_weight": case.weights["w1.weight"],
+        "w2_weight": case.weights["w2.weight"],
+        "w3_weight": case.weights["w3.weight"],
+        "in_features": case["in_features"],
+    }
+    assert_input_gradients(adapters, case, "run_swiglu", kwargs, SWIGLU_BACKWARD)

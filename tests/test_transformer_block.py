@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
-from tests.tolerances import TRANSFORMER_BLOCK
+from cs336_harness.first_difference import in_transformer_block, reported_on_failure
+from tests.gradients import assert_input_gradients
+from tests.tolerances import TRANSFORMER_BLOCK, TRANSFORMER_BLOCK_BACKWARD
 
 pytestmark = pytest.mark.family("transformer_block")
 
@@ -19,4 +21,22 @@ def test_transformer_block(case, adapters):
         weights=case.weights,
         in_features=case["in_features"],
     )
-    assert_matches_oracle(out, case.expected, dtype=torch.float32, **TRANSFORMER_BLOCK)
+    # On a failure, also say which sublayer of get_transformer_block's module first differs.
+    with reported_on_failure(lambda: in_transformer_block(adapters, case, **TRANSFORMER_BLOCK)):
+        assert_matches_oracle(out, case.expected, dtype=torch.float32, **TRANSFORMER_BLOCK)
+
+
+@pytest.mark.family("transformer_block", cases="backward")
+def test_transformer_block_backward(case, adapters):
+    kwargs = {
+        "d_model": case.params["d_model"],
+        "num_heads": case.params["num_heads"],
+        "d_ff": case.params["d_ff"],
+        "max_seq_len": case.params["max_seq_len"],
+        "theta": case.params["theta"],
+        "weights": case.weights,
+        "in_features": case["in_features"],
+    }
+    assert_input_gradients(
+        adapters, case, "run_transformer_block", kwargs, TRANSFORMER_BLOCK_BACKWARD
+    )

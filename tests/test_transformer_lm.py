@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
+from cs336_harness.first_difference import in_transformer_lm, reported_on_failure
 from tests.lm_call import run_lm
 from tests.tolerances import TRANSFORMER_LM
 
@@ -12,7 +13,9 @@ pytestmark = pytest.mark.family("transformer_lm")
 
 def test_transformer_lm(case, adapters):
     out = run_lm(adapters, case, case["in_indices"])
-    assert_matches_oracle(out, case.expected, dtype=torch.float32, **TRANSFORMER_LM)
+    # On a failure, also say which sublayer of get_transformer_lm's model first differs.
+    with reported_on_failure(lambda: in_transformer_lm(adapters, case, **TRANSFORMER_LM)):
+        assert_matches_oracle(out, case.expected, dtype=torch.float32, **TRANSFORMER_LM)
 
 
 @pytest.mark.hardening("upstream leaves a sequence past context_length undefined")

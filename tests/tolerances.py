@@ -108,3 +108,56 @@ ADAMW = {"rtol": 1e-5, "atol": 1e-5}
 
 # Plain float arithmetic and one cosine; a float32 implementation is within a few u.
 LEARNING_RATE_SCHEDULE = {"rtol": 1e-6, "atol": 1e-12}
+
+# The LM's parameter gradients of sum(projection · logits) (`transformer_lm_module`): here
+# `atol` is relative to each gradient's largest entry (the test scales it), since a weight's
+# gradient sums over every position terms as large as that entry, and entries near zero are
+# what is left of their cancellation (up to 2.7e-2 of themselves in float32). Measured: 2.3e-6
+# of the largest entry (both correct modules; ln1's gain in the first layer).
+TRANSFORMER_LM_PARAMETER_GRADIENTS = {"rtol": 3e-5, "atol": 3e-5}
+
+
+# Gradients: the `*_backward` tests compare the gradient each float input receives (from a
+# random projection of the output, inputs O(1)) with the oracle's. The measured errors are
+# the largest |actual − expected| / (1 + |expected|) of the from-scratch, fused and
+# upstream-style modules over the backward cases of seeds 1–40 and 336; the wrong modules
+# these tests exist for pass no gradient at all, or one off by O(1).
+
+# Elementwise chains of a few roundings, like their forwards. Measured: 2.9e-7 (SiLU).
+ELEMENTWISE_BACKWARD = {"rtol": 3e-6, "atol": 3e-6}
+
+# The tanh form's derivative takes 1 − tanh², which loses u relative to tanh where tanh is
+# near ±1 (|x| ≈ 3), and autograd takes it from the rounded float32 tanh. Measured: 7.5e-7
+# (tanh form), 2.3e-7 (exact).
+GELU_BACKWARD = {"rtol": 1e-5, "atol": 1e-5}
+
+# p (d − Σ p d): the difference cancels where p is near one-hot. Measured: 3.3e-7.
+SOFTMAX_BACKWARD = {"rtol": 3e-6, "atol": 3e-6}
+
+# (g·d − x̂ · mean(x̂ g d)) / rms, d_model 16: a few u, like the forward. Measured: 2.3e-7
+# (RMSNorm), 2.3e-7 (LayerNorm).
+RMSNORM_BACKWARD = {"rtol": 3e-6, "atol": 3e-6}
+LAYERNORM_BACKWARD = RMSNORM_BACKWARD
+
+# Products with the transposed matrices: the forward's analysis. Measured: 1.5e-7 (linear),
+# 5.3e-7 (SwiGLU), 4.8e-7 (GELU FFN).
+LINEAR_BACKWARD = LINEAR
+SWIGLU_BACKWARD = LINEAR
+POSITIONWISE_FEEDFORWARD_BACKWARD = LINEAR
+
+# The gradient is the output gradient rotated back by the same cos/sin table, so a float32
+# table's angle error (u · angle, angles here up to 31 rad) is the forward's. Measured: 3.8e-7.
+ROPE_BACKWARD = ROPE
+
+# Through the softmax backward to Q and K (d_k 8, sharp rows). Measured: 1.1e-6 (Q).
+ATTENTION_BACKWARD = {"rtol": 1e-5, "atol": 1e-5}
+
+# Three projections into sharp causal heads (q, k scaled up), then the attention backward:
+# a rounding of q or k moves the logits, which the sharp softmax amplifies. Measured: 4.0e-6
+# (MHA), 3.9e-6 (with RoPE), 5.0e-6 (the block, whose input gradients reach 16).
+MULTIHEAD_ATTENTION_BACKWARD = {"rtol": 5e-5, "atol": 5e-5}
+TRANSFORMER_BLOCK_BACKWARD = MULTIHEAD_ATTENTION_BACKWARD
+
+# (softmax − one_hot) / N with N = 12 positions: entries ≤ 1/12 of the projection, each
+# within a few u of it. Measured: 1.5e-8 absolute at 0.08.
+CROSS_ENTROPY_BACKWARD = {"rtol": 1e-6, "atol": 1e-7}

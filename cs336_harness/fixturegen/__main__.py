@@ -13,6 +13,7 @@ import numpy as np
 
 from cs336_harness.fixturegen import evidence
 from cs336_harness.fixturegen.core_cases import REFERENCE_CONFIG, add_core, evidence_ids
+from cs336_harness.fixturegen.gradient_cases import add_gradients
 from cs336_harness.fixturegen.tokenizer_cases import add_tokenizer
 from cs336_harness.fixturegen.training_cases import add_training
 from cs336_harness.fixturegen.variant_cases import add_variants
@@ -28,6 +29,7 @@ def build(seed: int) -> tuple[FixtureSet, dict[str, np.ndarray]]:
     add_variants(fs)
     add_training(fs, model)
     add_tokenizer(fs)
+    add_gradients(fs)
     return fs, model
 
 

@@ -83,6 +83,7 @@ def pytest_args(bundle: Bundle, job_file: Path) -> list[str]:
         "-q",
         "--tb=short",
         "--show-capture=no",
+        *([f"--diagnosis-table={bundle.diagnosis_table}"] if bundle.diagnosis_table else []),
     ]
 
 

@@ -66,8 +66,8 @@ README = """\
 
 Implement the components in `cs336_basics/` (every function there raises
 `NotImplementedError` for now) and wire them up in `tests/adapters.py`, whose `run_*`
-functions the tests call. Until a component is done its tests fail with the one line
-`not implemented: run_<component>`. `rubric.toml` lists the points per component.
+and `get_*` functions the tests call. Until a component is done its tests fail with the one
+line `not implemented: run_<component>`. `rubric.toml` lists the points per component.
 """
 
 

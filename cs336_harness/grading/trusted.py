@@ -1,16 +1,19 @@
 """The trusted files a grading run uses, copied once into a bundle and verified by SHA-256.
 
-A bundle holds `trusted/` (the harness package and the test files the judge runs) and
-`fixtures/` (the stored ones, or fresh ones drawn for a seed). The judge reads it; the
+A bundle holds `trusted/` (the harness package and the test files the judge runs),
+`fixtures/` (the stored ones, or fresh ones drawn for a seed) and, where this copy has the
+catalog of known mistakes, their outputs on those fixtures for the failure messages
+(`diagnosis.safetensors`, see `cs336_harness/diagnosis/`). The judge reads it; the
 worker never sees it (only `trusted/cs336_harness`, the public harness code, is mounted
 in the sandbox). Its digests are taken when it is built and checked after every
 submission, as a guard against a grader bug or a sandbox that failed open.
 
-Paths that hold a reference implementation (the float64 oracle, the fused-op adapters, the
-deliberately wrong adapters built on correct ones) or exist only for the harness's own
-development are left out of the bundle (a submission could import them) and out of the
-student handout alike. So are test files without a `family` marker: they are not graded,
-and may need what is withheld (the oracle) or test cs336_basics directly.
+Paths that hold a reference implementation (the float64 oracle and the catalog of known
+mistakes built on it, the fused-op adapters, the deliberately wrong adapters built on
+correct ones) or exist only for the harness's own development are left out of the bundle
+(a submission could import them) and out of the student handout alike. So are test files
+without a `family` marker: they are not graded, and may need what is withheld (the oracle)
+or test cs336_basics directly.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from cs336_harness.grading.errors import GraderError
 # Relative to the repository root; a directory covers everything below it.
 WITHHELD = (
     "cs336_harness/oracle",
+    "cs336_harness/diagnosis/catalog.py",
     "cs336_harness/fixturegen",
     "cs336_harness/error_margins.py",
     "cs336_harness/seed_sweep.py",
@@ -36,6 +40,9 @@ WITHHELD = (
     "tests/wrong_adapters",
     "tests/grading",
 )
+# The catalog of known mistakes, and the table of their outputs the judge reads instead.
+CATALOG = "cs336_harness.diagnosis.catalog"
+DIAGNOSIS_TABLE = "diagnosis.safetensors"
 # Never copied anywhere: build and tool debris.
 DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache")
 # The graded run's pytest configuration: none of the project's options apply to it.
@@ -127,6 +134,12 @@ class Bundle:
     def fixtures(self) -> Path:
         return self.root / "fixtures"
 
+    @property
+    def diagnosis_table(self) -> Path | None:
+        """The known mistakes' outputs on the fixtures, for the judge's failure messages."""
+        table = self.root / DIAGNOSIS_TABLE
+        return table if table.is_file() else None
+
     def problems(self, directory: Path | None = None) -> list[str]:
         """How `directory` (default: the bundle itself) differs from what was built."""
         return differences(directory or self.root, self.expected)
@@ -140,6 +153,13 @@ def build_bundle(repo: Path, fixtures: Path, dest: Path) -> Bundle:
     copy_tree(repo / "tests", trusted / "tests", repo, skip=("tests/adapters.py", "tests/fixtures"))
     (trusted / "pytest.ini").write_text(PYTEST_INI)
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
+    # The judge cannot import the catalog of known mistakes (it needs the oracle), so their
+    # outputs on these fixtures are written here for it, beside the fixtures, out of the
+    # worker's sight. A copy without the catalog (the handout) diagnoses nothing.
+    if importlib.util.find_spec(CATALOG) is not None:
+        from cs336_harness.diagnosis.diagnose import write_table
+
+        write_table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
     return Bundle(dest, digests(dest))
 
 

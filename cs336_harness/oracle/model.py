@@ -297,3 +297,107 @@ def transformer_lm(
         x = _norm(x, weights, "ln_final", cfg)
     head = weights["token_embeddings.weight"] if tied else weights["lm_head.weight"]
     return linear(x, head)
+
+
+#: Every sublayer's input and output in one forward pass, keyed by its module name (SPEC).
+Sublayers = dict[str, tuple[Array, Array]]
+
+
+def _block_sublayers(
+    x: Array,
+    weights: Mapping[str, ArrayLike],
+    num_heads: int,
+    cfg: Mapping[str, Any],
+    positions: ArrayLike | None,
+    prefix: str,
+    record: Sublayers,
+) -> Array:
+    """``transformer_block``'s forward, operation for operation (so its output is bit for bit
+    the same), recording each sublayer it runs under ``prefix + name``."""
+
+    def run(name: str, sublayer: Any, h: Array) -> Array:
+        out = sublayer(h)
+        record[prefix + name] = (h, out)
+        return out
+
+    def norm(name: str, h: Array) -> Array:
+        return h if cfg["norm"] == "none" else run(name, lambda v: _norm(v, weights, name, cfg), h)
+
+    def attn(h: Array) -> Array:
+        return run("attn", lambda v: _attn(v, weights, num_heads, cfg, positions), h)
+
+    def ffn(h: Array) -> Array:
+        return run("ffn", lambda v: _ffn(v, weights, cfg), h)
+
+    if cfg["norm_position"] == "pre":
+        h = x + attn(norm("ln1", x))
+        return h + ffn(norm("ln2", h))
+    h = norm("ln1", x + attn(x))
+    return norm("ln2", h + ffn(h))
+
+
+def transformer_block_sublayers(
+    x: ArrayLike,
+    weights: Mapping[str, ArrayLike],
+    *,
+    num_heads: int,
+    config: Mapping[str, Any] | None = None,
+    positions: ArrayLike | None = None,
+) -> Sublayers:
+    """The input and output of each sublayer of ``transformer_block`` (same arguments), in
+    the order they run: ``ln1``, ``attn``, ``ln2``, ``ffn`` (post-norm: ``attn``, ``ln1``,
+    ``ffn``, ``ln2``; no norms with ``norm: "none"``).
+
+    Each value is ``(input, output)``, ``(..., seq, d_model)`` both; the last output is
+    ``transformer_block``'s result, bit for bit.
+    """
+    cfg = _resolve_config(config)
+    x = np.asarray(x, dtype=np.float64)
+    if "ffn.w1.weight" not in weights:
+        raise KeyError("transformer_block_sublayers: missing weights ['ffn.w1.weight']")
+    d_ff = cfg.get("d_ff", np.shape(weights["ffn.w1.weight"])[0])
+    shapes = _block_parameter_shapes(cfg, x.shape[-1], d_ff)
+    _check_weights(weights, shapes, "transformer_block_sublayers")
+    record: Sublayers = {}
+    _block_sublayers(x, weights, num_heads, cfg, positions, "", record)
+    return record
+
+
+def transformer_lm_sublayers(
+    ids: ArrayLike, weights: Mapping[str, ArrayLike], config: Mapping[str, Any]
+) -> Sublayers:
+    """The input and output of each sublayer of ``transformer_lm`` (same arguments), in the
+    order they run: each block's as ``transformer_block_sublayers`` names them, prefixed
+    ``layers.{i}.``, then ``ln_final`` (pre-norm models with a norm) and ``lm_head``.
+
+    Each value is ``(input, output)``: ``(batch, seq, d_model)``, except ``lm_head``'s output,
+    the logits ``(batch, seq, vocab_size)``, which are ``transformer_lm``'s, bit for bit.
+    """
+    cfg = _resolve_config(config)
+    missing = [key for key in SIZE_KEYS if key not in cfg]
+    if missing:
+        raise KeyError(f"transformer_lm_sublayers: config lacks {missing}")
+    seq = np.shape(ids)[-1]
+    if seq > cfg["context_length"]:
+        raise ValueError(
+            f"transformer_lm_sublayers: seq {seq} > context_length {cfg['context_length']}"
+        )
+    tied = cfg["tie_embeddings"]
+    optional = frozenset({"lm_head.weight"}) if tied else frozenset()
+    _check_weights(weights, lm_parameter_shapes(cfg), "transformer_lm_sublayers", optional)
+
+    record: Sublayers = {}
+    x = embedding(weights["token_embeddings.weight"], ids)
+    if cfg["positions"] == "learned":
+        x = x + np.asarray(weights["position_embeddings.weight"], dtype=np.float64)[:seq]
+    positions = np.arange(seq)
+    for i in range(cfg["num_layers"]):
+        prefix = f"layers.{i}."
+        block_weights = {k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)}
+        x = _block_sublayers(x, block_weights, cfg["num_heads"], cfg, positions, prefix, record)
+    if cfg["norm_position"] == "pre" and cfg["norm"] != "none":
+        record["ln_final"] = (x, _norm(x, weights, "ln_final", cfg))
+        x = record["ln_final"][1]
+    head = weights["token_embeddings.weight"] if tied else weights["lm_head.weight"]
+    record["lm_head"] = (x, linear(x, head))
+    return record

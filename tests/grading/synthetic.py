@@ -143,6 +143,8 @@ MEMORY_HOG = Synthetic(
 
 # Ships the committed silu fixtures inside its package and returns the stored expected
 # output for any input it recognises: full marks on the stored fixtures, none on fresh ones.
+# For the backward case it returns x times the stored slope (expected gradient / projection),
+# whose gradient is the stored one.
 CHEATS = Synthetic(
     adapters_tail="""
     from pathlib import Path
@@ -156,7 +158,10 @@ CHEATS = Synthetic(
             case, _, name = key.rpartition("/")
             if name == "in_features" and stored.shape == in_features.shape:
                 if torch.equal(stored, in_features):
-                    return table[f"{case}/expected"]
+                    if f"{case}/expected" in table:
+                        return table[f"{case}/expected"]
+                    grad = table[f"{case}/expected_grad.in_features"]
+                    return in_features * (grad / table[f"{case}/grad_projection"])
         return torch.zeros_like(in_features)
     """,
     package_files={"answers.safetensors": REPO_ROOT / "tests" / "fixtures" / "silu.safetensors"},

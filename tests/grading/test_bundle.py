@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.diagnosis.diagnose import Table
 from cs336_harness.grading.trusted import build_bundle, differences
 
 pytestmark = pytest.mark.grading
@@ -37,6 +38,15 @@ def test_the_bundle_holds_no_implementation_a_submission_could_import(bundle):
             a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
         ]
         assert not [m for m in imported if "oracle" in m or "cs336_basics" in m], path
+
+
+def test_the_judge_reads_the_known_mistakes_from_a_table_not_the_catalog(bundle):
+    assert not (bundle.trusted / "cs336_harness" / "diagnosis" / "catalog.py").exists()
+    table = Table(bundle.diagnosis_table)
+    assert {c.mistake for c in table.candidates("rope", "theta_100")} == {
+        "rope_rotate_half",
+        "rope_theta_fixed",
+    }
 
 
 def test_the_bundle_holds_the_family_tests_only(bundle):

@@ -139,6 +139,9 @@ def test_one_wrong_component_loses_its_family_only(hostile_batch: HostileBatch):
     assert _points_lost(run, "wrong_softmax") == 1
     assert _others_passed(run, "wrong_softmax", {"softmax"})
     assert any("differs from the oracle" in o for o in _outputs(run, "wrong_softmax", "softmax"))
+    # The judge diagnoses from the table the grader wrote: the catalog is not in its bundle.
+    cause = "failed: likely cause: softmax exponentiates without subtracting the maximum"
+    assert any(o.startswith(cause) for o in _outputs(run, "wrong_softmax", "softmax"))
 
 
 def test_missing_and_unimplemented_adapters_are_not_implemented(hostile_batch: HostileBatch):

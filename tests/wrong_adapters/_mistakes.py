@@ -23,6 +23,7 @@ class Mistakes:
     causal: bool = True
     rope_pairing: str = "interleaved"  # "half": x[k] with x[k + d/2]
     rope_on_values: bool = False
+    rope_on_keys: bool = True  # False: RoPE rotates the queries only
     ignore_positions: bool = False  # assume positions 0..seq-1
     strided_heads: bool = False  # head h = rows h, h+H, h+2H, ... instead of a block
     post_norm: bool = False
@@ -85,7 +86,9 @@ def mha(
     if theta is not None:
         pos = torch.arange(seq) if positions is None else positions
         pos = pos[..., None, :] if pos.ndim > 1 else pos
-        q, k = rope(q, pos, theta, m), rope(k, pos, theta, m)
+        q = rope(q, pos, theta, m)
+        if m.rope_on_keys:
+            k = rope(k, pos, theta, m)
         if m.rope_on_values:
             v = rope(v, pos, theta, m)
     mask = torch.ones(seq, seq, dtype=torch.bool).tril() if m.causal else None

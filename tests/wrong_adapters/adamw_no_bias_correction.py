@@ -4,6 +4,7 @@ from tests.adapters import *  # noqa: F403
 from tests.wrong_adapters._adamw_mistakes import adamw_with
 
 CAUGHT_BY = frozenset({"adamw"})
+DIAGNOSED_AS = "adamw_without_bias_correction"
 
 
 def get_adamw_cls():

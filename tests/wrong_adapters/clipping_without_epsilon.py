@@ -5,6 +5,7 @@ import torch
 from tests.adapters import *  # noqa: F403
 
 CAUGHT_BY = frozenset({"gradient_clipping"})
+DIAGNOSED_AS = "clipping_without_epsilon"
 
 
 @torch.no_grad()

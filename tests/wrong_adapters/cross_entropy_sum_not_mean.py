@@ -5,6 +5,7 @@ import torch
 from tests.adapters import *  # noqa: F403
 
 CAUGHT_BY = frozenset({"cross_entropy"})
+DIAGNOSED_AS = "cross_entropy_summed"
 
 
 def run_cross_entropy(inputs, targets):

@@ -8,6 +8,7 @@ from tests.adapters import *  # noqa: F403  (every other component stays correct
 from tests.adapters import run_transformer_lm_from_config as correct_lm_from_config
 
 CAUGHT_BY = frozenset({"gelu", "positionwise_feedforward", "transformer_lm_from_config"})
+DIAGNOSED_AS = "gelu_tanh_for_exact"
 
 
 def run_gelu(in_features, approximate="none"):

@@ -7,6 +7,7 @@ from cs336_basics import LayerNorm, ModelConfig, TransformerLM
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"layernorm", "transformer_lm_from_config"})
+DIAGNOSED_AS = "layernorm_unbiased_variance"
 
 
 def _unbiased_layernorm(x, weight, bias, eps):

@@ -7,6 +7,7 @@ from cs336_basics import TransformerLM
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"transformer_lm_from_config"})
+DIAGNOSED_AS = "learned_positions_after_first_block"
 
 
 def run_transformer_lm_from_config(config, weights, in_indices):

@@ -5,5 +5,6 @@ from tests.adapters import *  # noqa: F403  (every other component stays correct
 from tests.wrong_adapters._mistakes import MistakenAdapters, Mistakes
 
 CAUGHT_BY = frozenset({"transformer_lm", "transformer_lm_truncated_input"})
+DIAGNOSED_AS = "lm_head_tied_to_embeddings"
 _adapters = MistakenAdapters(Mistakes(tied_head=True))
 run_transformer_lm = _adapters.run_transformer_lm

@@ -3,6 +3,7 @@
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"rmsnorm"})
+DIAGNOSED_AS = "rmsnorm_eps_outside_sqrt"
 
 
 def run_rmsnorm(d_model, eps, weights, in_features):

@@ -5,6 +5,7 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"rmsnorm"})
+DIAGNOSED_AS = "rmsnorm_in_half_precision"
 
 
 def run_rmsnorm(d_model, eps, weights, in_features):

@@ -5,6 +5,7 @@ from tests.adapters import *  # noqa: F403  (every other component stays correct
 from tests.adapters import run_transformer_lm_from_config as correct_lm_from_config
 
 CAUGHT_BY = frozenset({"transformer_lm_from_config"})
+DIAGNOSED_AS = "config_rope_pairing_ignored"
 
 
 def run_transformer_lm_from_config(config, weights, in_indices):

@@ -5,5 +5,6 @@ from tests.adapters import *  # noqa: F403  (every other component stays correct
 from tests.wrong_adapters._mistakes import MistakenAdapters, Mistakes
 
 CAUGHT_BY = frozenset({"rope"})
+DIAGNOSED_AS = "rope_rotate_half"
 _adapters = MistakenAdapters(Mistakes(rope_pairing="half"))
 run_rope = _adapters.run_rope

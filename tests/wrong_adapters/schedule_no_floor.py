@@ -5,6 +5,7 @@ import math
 from tests.adapters import *  # noqa: F403
 
 CAUGHT_BY = frozenset({"learning_rate_schedule"})
+DIAGNOSED_AS = "schedule_without_floor"
 
 
 def run_get_lr_cosine_schedule(it, max_learning_rate, min_learning_rate, warmup_iters,

@@ -5,6 +5,7 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"silu"})
+DIAGNOSED_AS = "silu_is_sigmoid"
 
 
 def run_silu(in_features):

@@ -5,6 +5,7 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"softmax"})
+DIAGNOSED_AS = "softmax_over_last_dim"
 
 
 def run_softmax(in_features, dim):

@@ -5,6 +5,7 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 
 CAUGHT_BY = frozenset({"swiglu"})
+DIAGNOSED_AS = "swiglu_w1_w3_swapped"
 
 
 def run_swiglu(d_model, d_ff, w1_weight, w2_weight, w3_weight, in_features):

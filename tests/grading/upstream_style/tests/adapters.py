@@ -2,12 +2,11 @@
 
 Each ``run_*`` builds a module on the input's device, in the floating input's dtype
 (integer-input modules take the dtype of their weights), loads the given weights and runs
-a forward pass without autograd.
+a forward pass, autograd on: the tests backpropagate through it to the inputs.
 """
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from cs336_basics import (
@@ -29,16 +28,14 @@ def run_linear(d_in: int, d_out: int, weights: Tensor, in_features: Tensor) -> T
     """``(..., d_in) -> (..., d_out)`` with ``weights`` (d_out, d_in)."""
     layer = Linear(d_in, d_out, device=in_features.device, dtype=in_features.dtype)
     layer.load_state_dict({"weight": weights})
-    with torch.no_grad():
-        return layer(in_features)
+    return layer(in_features)
 
 
 def run_embedding(vocab_size: int, d_model: int, weights: Tensor, token_ids: Tensor) -> Tensor:
     """ids ``(...)`` -> ``(..., d_model)`` rows of ``weights`` (vocab_size, d_model)."""
     layer = Embedding(vocab_size, d_model, device=token_ids.device, dtype=weights.dtype)
     layer.load_state_dict({"weight": weights})
-    with torch.no_grad():
-        return layer(token_ids)
+    return layer(token_ids)
 
 
 def run_swiglu(
@@ -52,16 +49,14 @@ def run_swiglu(
     """SwiGLU feed-forward: ``(..., d_model) -> (..., d_model)``."""
     ffn = SwiGLU(d_model, d_ff, device=in_features.device, dtype=in_features.dtype)
     ffn.load_state_dict({"w1.weight": w1_weight, "w2.weight": w2_weight, "w3.weight": w3_weight})
-    with torch.no_grad():
-        return ffn(in_features)
+    return ffn(in_features)
 
 
 def run_scaled_dot_product_attention(
     Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None = None
 ) -> Tensor:
     """Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), mask (..., n, m) -> (..., n, d_v)."""
-    with torch.no_grad():
-        return scaled_dot_product_attention(Q, K, V, mask)
+    return scaled_dot_product_attention(Q, K, V, mask)
 
 
 def run_multihead_self_attention(
@@ -78,8 +73,7 @@ def run_multihead_self_attention(
         d_model, num_heads, device=in_features.device, dtype=in_features.dtype
     )
     mha.load_state_dict(_mha_state(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight))
-    with torch.no_grad():
-        return mha(in_features)
+    return mha(in_features)
 
 
 def run_multihead_self_attention_with_rope(
@@ -104,8 +98,7 @@ def run_multihead_self_attention_with_rope(
         dtype=in_features.dtype,
     )
     mha.load_state_dict(_mha_state(q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight))
-    with torch.no_grad():
-        return mha(in_features, token_positions)
+    return mha(in_features, token_positions)
 
 
 def run_rope(
@@ -117,8 +110,7 @@ def run_rope(
 ) -> Tensor:
     """RoPE at ``token_positions`` (..., seq): ``(..., seq, d_k) -> (..., seq, d_k)``."""
     rope = RotaryPositionalEmbedding(theta, d_k, max_seq_len, device=in_query_or_key.device)
-    with torch.no_grad():
-        return rope(in_query_or_key, token_positions)
+    return rope(in_query_or_key, token_positions)
 
 
 def run_transformer_block(
@@ -141,8 +133,7 @@ def run_transformer_block(
         dtype=in_features.dtype,
     )
     block.load_state_dict(weights)
-    with torch.no_grad():
-        return block(in_features)
+    return block(in_features)
 
 
 def run_transformer_lm(
@@ -169,16 +160,14 @@ def run_transformer_lm(
         dtype=weights["token_embeddings.weight"].dtype,
     )
     model.load_state_dict(weights)
-    with torch.no_grad():
-        return model(in_indices)
+    return model(in_indices)
 
 
 def run_rmsnorm(d_model: int, eps: float, weights: Tensor, in_features: Tensor) -> Tensor:
     """RMSNorm with gain ``weights`` (d_model,): ``(..., d_model) -> (..., d_model)``."""
     norm = RMSNorm(d_model, eps, device=in_features.device, dtype=weights.dtype)
     norm.load_state_dict({"weight": weights})
-    with torch.no_grad():
-        return norm(in_features)
+    return norm(in_features)
 
 
 def run_silu(in_features: Tensor) -> Tensor:

@@ -1,0 +1,256 @@
+"""Which known mistake a wrong output matches, and the lines a failure message opens with.
+
+A failing comparison's output is compared with each catalogued mistake's output on the same
+case (`catalog.py`), elementwise, with the test's own tolerance: `|a − v| ≤ atol + rtol·|v|`,
+NaN matching NaN (a mistake's signature may be its NaNs). Every mistake that matches is
+reported, best first (the smallest share of the tolerance used), except one that the
+expected output matches too: on that case the mistake cannot be told from no mistake.
+
+The comparison is on a *fingerprint* of each mistaken output: all of it up to 4096 elements;
+for larger outputs (an LM's logits) the 256 elements where it differs most from the truth
+and 3840 more spread evenly. The first part makes a fingerprint reject the correct output
+exactly when the whole output would; the second part stands for everything else.
+
+Fingerprints come from the catalog, computed when first needed (`LiveCatalog`), or from a
+table file written beforehand (`write_table`, `Table`): the grader writes one for the judge,
+which cannot import the catalog, as it cannot import the oracle.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+from safetensors.numpy import load_file, save_file
+
+from cs336_harness.diagnosis.numpy_cases import case_entries, load
+
+FINGERPRINT_SIZE = 4096
+DISCRIMINATING = 256
+
+# The stored tensors a family's test compares a forward output with, where not `expected`
+# alone (AdamW's test takes the nearer of two accepted readings).
+FORWARD_EXPECTED = {"adamw": ("expected", "expected_torch_order")}
+# A case that holds gradients, not a forward output, has this param set: the value of
+# `pytest_plugin.BACKWARD`, not imported from there, which would bring torch to the grader.
+BACKWARD_PARAM = "backward"
+
+_CORE = (
+    "linear",
+    "rmsnorm",
+    "softmax",
+    "silu",
+    "swiglu",
+    "rope",
+    "scaled_dot_product_attention",
+    "multihead_self_attention",
+    "multihead_self_attention_with_rope",
+)
+# The families whose modules a block or a model is built from: when the block or the model
+# fails, those of them that failed before it in the session are named too.
+COMPONENTS = {
+    "transformer_block": _CORE,
+    "transformer_lm": (*_CORE, "embedding", "transformer_block"),
+    "transformer_lm_truncated_input": (*_CORE, "embedding", "transformer_block"),
+    "transformer_lm_from_config": (
+        *_CORE,
+        "embedding",
+        "transformer_block",
+        "layernorm",
+        "gelu",
+        "positionwise_feedforward",
+    ),
+}
+
+NO_MATCH = "no known mistake matches"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One mistake's output on one case, as a fingerprint: the values at flat `index`.
+    `graded`: the catalog's flag (its effect may stay within the tolerance on some cases)."""
+
+    mistake: str
+    message: str
+    shape: tuple[int, ...]
+    index: NDArray[np.int64]
+    values: NDArray[np.float64]
+    graded: bool = False
+
+    @property
+    def line(self) -> str:
+        return f"likely cause: {self.message}"
+
+
+@dataclass(frozen=True)
+class Match:
+    candidate: Candidate
+    usage: float  # the largest |a − v| / (atol + rtol·|v|): 0 = identical, ≤ 1 = matches
+
+
+def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int64]:
+    """Which flat elements of `variant` its fingerprint keeps (see the module docstring)."""
+    size = variant.size
+    if size <= FINGERPRINT_SIZE:
+        return np.arange(size, dtype=np.int64)
+    v, t = variant.ravel(), truth.ravel().astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(v - t) / (1.0 + np.abs(t))
+    gap = np.where(np.isnan(gap), np.inf, gap)
+    top = np.argpartition(-gap, DISCRIMINATING)[:DISCRIMINATING]
+    spread = np.linspace(0, size - 1, FINGERPRINT_SIZE - DISCRIMINATING).astype(np.int64)
+    return np.unique(np.concatenate([top, spread]))
+
+
+def usage(output: np.ndarray, candidate: Candidate, rtol: float, atol: float) -> float:
+    """How much of the tolerance `output` uses against the candidate's fingerprint:
+    max |a − v| / (atol + rtol·|v|); equal elements (the same infinity, NaN and NaN) use none
+    of it, NaN against a number all of it and more (inf)."""
+    a = np.asarray(output, np.float64).ravel()[candidate.index]
+    v = candidate.values
+    same = (a == v) | (np.isnan(a) & np.isnan(v))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.abs(a - v) / (atol + rtol * np.abs(v))
+    share = np.where(same, 0.0, np.where(np.isnan(share), np.inf, share))
+    return float(share.max(initial=0.0))
+
+
+def matches(
+    actual: np.ndarray,
+    expected: np.ndarray,
+    candidates: Sequence[Candidate],
+    rtol: float,
+    atol: float,
+) -> list[Match]:
+    """The candidates `actual` matches within the tolerance, best first. A candidate that
+    `expected` matches too is left out: that mistake cannot show on this case."""
+    found = []
+    for candidate in candidates:
+        if tuple(actual.shape) != candidate.shape:
+            continue
+        share = usage(actual, candidate, rtol, atol)
+        if share <= 1.0 and usage(expected, candidate, rtol, atol) > 1.0:
+            found.append(Match(candidate, share))
+    return sorted(found, key=lambda m: m.usage)
+
+
+def opening_lines(found: Sequence[Match], also_failing: Sequence[str]) -> list[str]:
+    """The lines a failure message opens with: the best match, the other matches, and the
+    component families of the same submission that failed before this test. Without a
+    match the caller puts `NO_MATCH` before its own first line."""
+    lines = [found[0].candidate.line] if found else []
+    lines += [f"  or: {m.candidate.message}" for m in found[1:]]
+    if also_failing:
+        lines.append(f"the same submission also fails: {', '.join(also_failing)}")
+    return lines
+
+
+class Source(Protocol):
+    def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
+        """The catalogued mistakes that can show on the case; None: the family has none."""
+
+
+class LiveCatalog:
+    """Candidates computed from the catalog (which needs the oracle) when first asked for."""
+
+    def __init__(self, fixtures: Path):
+        from cs336_harness.diagnosis import catalog
+
+        self.fixtures = fixtures
+        self.messages = {m.id: m.message for m in catalog.MISTAKES}
+        self.graded = {m.id for m in catalog.MISTAKES if m.graded}
+        self.families = {f for m in catalog.MISTAKES for f in m.variants}
+
+    def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
+        if family not in self.families:
+            return None
+        return _live_candidates(self.fixtures, family, case_id)
+
+
+# Per process, like the fixtures' own cache: a session refuses fixtures that changed on disk.
+@cache
+def _live_candidates(fixtures: Path, family: str, case_id: str) -> list[Candidate]:
+    from cs336_harness.diagnosis import catalog
+
+    case = load(fixtures, family, case_id)
+    graded = {m.id for m in catalog.MISTAKES if m.graded}
+    messages = {m.id: m.message for m in catalog.MISTAKES}
+    return [
+        Candidate(
+            mistake,
+            messages[mistake],
+            tuple(v.shape),
+            index := fingerprint_index(v, case.expected),
+            v.ravel()[index],
+            mistake in graded,
+        )
+        for mistake, v in catalog.variants(case).items()
+    ]
+
+
+def _key(family: str, case_id: str, mistake: str) -> str:
+    return f"{family}/{case_id}/{mistake}"
+
+
+def write_table(fixtures: Path, path: Path) -> Path:
+    """Every candidate of every stored forward case of `fixtures`, in one safetensors file
+    that `Table` reads without the catalog."""
+    live = LiveCatalog(fixtures)
+    tensors: dict[str, np.ndarray] = {}
+    shapes: dict[str, list[int]] = {}
+    for family, entries in case_entries(fixtures).items():
+        if family not in live.families:
+            continue
+        for entry in entries:
+            if entry["params"].get(BACKWARD_PARAM, False):
+                continue
+            for c in live.candidates(family, entry["id"]) or []:
+                key = _key(family, entry["id"], c.mistake)
+                tensors[f"{key}/index"], tensors[f"{key}/values"] = c.index, c.values
+                shapes[key] = list(c.shape)
+    metadata = {
+        "messages": json.dumps(live.messages),
+        "graded": json.dumps(sorted(live.graded)),
+        "families": json.dumps(sorted(live.families)),
+        "shapes": json.dumps(shapes),
+    }
+    save_file(tensors, str(path), metadata=metadata)
+    return path
+
+
+class Table:
+    """Candidates read from a file `write_table` wrote."""
+
+    def __init__(self, path: Path):
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="numpy") as f:
+            metadata = f.metadata()
+        self.tensors = load_file(str(path))
+        self.messages: dict[str, str] = json.loads(metadata["messages"])
+        self.graded = set(json.loads(metadata["graded"]))
+        self.families = set(json.loads(metadata["families"]))
+        self.shapes: dict[str, list[int]] = json.loads(metadata["shapes"])
+
+    def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
+        if family not in self.families:
+            return None
+        prefix = f"{family}/{case_id}/"
+        return [
+            Candidate(
+                key.removeprefix(prefix),
+                self.messages[key.removeprefix(prefix)],
+                tuple(shape),
+                self.tensors[f"{key}/index"],
+                self.tensors[f"{key}/values"],
+                key.removeprefix(prefix) in self.graded,
+            )
+            for key, shape in self.shapes.items()
+            if key.startswith(prefix)
+        ]

@@ -1,0 +1,111 @@
+"""The pytest side of the diagnosis: a failing comparison's message opens with its likely cause.
+
+Only a value mismatch on a case's forward output (`compare.OracleMismatch`) is diagnosed,
+and only once it has failed, so passing tests pay nothing. Its message then opens with the
+best-matching known mistake (`likely cause: ...`, other matches below it), or with
+`no known mistake matches; ` before its first line; for a block or a model, a line names the
+component families of the same submission that failed earlier in the session (the files run
+in name order, so the components come first). The grader's record reads these lines like any
+message: its first line is a test's one-line verdict in every report.
+
+The known mistakes come from a table (`--diagnosis-table`, which the grader writes for its
+judge) or else from the catalog, where this copy has it (not the student handout, which has
+no oracle: there failures read as before).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from cs336_harness.cases import Case
+from cs336_harness.compare import OracleMismatch
+from cs336_harness.diagnosis.diagnose import (
+    BACKWARD_PARAM,
+    COMPONENTS,
+    FORWARD_EXPECTED,
+    NO_MATCH,
+    LiveCatalog,
+    Source,
+    Table,
+    matches,
+    opening_lines,
+)
+from cs336_harness.pytest_plugin import fixtures_dir
+
+_SOURCE = pytest.StashKey[Source | None]()
+_FAILED = pytest.StashKey[set[str]]()
+CATALOG = "cs336_harness.diagnosis.catalog"
+# The property each diagnosed report carries: the matching mistakes' ids, best first, or
+# "none" (the meta-test reads it).
+PROPERTY = "diagnosis"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("cs336").addoption(
+        "--diagnosis-table",
+        metavar="FILE",
+        help="known mistakes' outputs on the fixtures, written by cs336-grade "
+        "(default: computed from the catalog where this copy has the oracle)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_FAILED] = set()
+
+
+def _source(config: pytest.Config, fixtures: Path) -> Source | None:
+    if _SOURCE not in config.stash:
+        table = config.getoption("--diagnosis-table")
+        if table:
+            config.stash[_SOURCE] = Table(Path(table))
+        elif importlib.util.find_spec(CATALOG) is not None:
+            config.stash[_SOURCE] = LiveCatalog(fixtures)
+        else:
+            config.stash[_SOURCE] = None
+    return config.stash[_SOURCE]
+
+
+def _is_forward_output(case: Case, expected: torch.Tensor) -> bool:
+    if case.params.get(BACKWARD_PARAM, False):
+        return False
+    names = FORWARD_EXPECTED.get(case.family, ("expected",))
+    return any(name in case.tensors and torch.equal(expected, case.tensors[name]) for name in names)
+
+
+def _diagnose(item: pytest.Item, mismatch: OracleMismatch) -> None:
+    case = getattr(item, "funcargs", {}).get("case")
+    if not isinstance(case, Case) or not _is_forward_output(case, mismatch.expected):
+        return
+    source = _source(item.config, fixtures_dir(item.config))
+    candidates = None if source is None else source.candidates(case.family, case.id)
+    if candidates is None:
+        return
+    actual, expected = mismatch.actual.numpy(), mismatch.expected.double().numpy()
+    found = matches(actual, expected, candidates, mismatch.rtol, mismatch.atol)
+    failed = item.config.stash[_FAILED]
+    also = [f for f in COMPONENTS.get(case.family, ()) if f in failed]
+    lines = opening_lines(found, also)
+    message = mismatch.msg if found else f"{NO_MATCH}; {mismatch.msg}"
+    mismatch.msg = "\n".join([*lines, message])
+    item.user_properties.append((PROPERTY, ",".join(m.candidate.mistake for m in found) or "none"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    # Before the report is made from the exception, so that every reader of it (the terminal,
+    # JUnit, the grader's record) sees the diagnosis.
+    mismatch = call.excinfo.value if call.excinfo is not None else None
+    if call.when == "call" and isinstance(mismatch, OracleMismatch):
+        try:
+            _diagnose(item, mismatch)
+        except Exception as error:  # a bug here must not cost the report of the failure
+            mismatch.msg = f"(diagnosis failed: {error!r})\n{mismatch.msg}"
+    report = yield
+    marker = item.get_closest_marker("family")
+    if call.when == "call" and report.failed and marker is not None:
+        item.config.stash[_FAILED].add(marker.args[0])
+    return report

@@ -1,0 +1,326 @@
+"""Backward cases: for each differentiable family, the gradients its inputs must receive.
+
+A case stores the forward's arguments, a fixed random `grad_projection` shaped like the
+output, and `expected_grad.<argument>`: the oracle's gradient of
+``sum(grad_projection * output)`` with respect to that argument. Its params carry
+``"backward": true``, so only the family's `test_<family>_backward` runs on it (the plugin's
+``cases="backward"``). The cases are small: their point is that an implementation which
+detaches, uses ``.data``, computes under ``no_grad`` or goes through NumPy has an output that
+no gradient flows back through, or flows back wrong, and any size shows that.
+
+Only the inputs' gradients are stored: the adapters copy the weights into fresh parameters
+(``load_state_dict``), so no gradient reaches the tensors a test hands them. Before a
+gradient is stored, `check_gradients` compares it with a central difference of the forward
+oracle along a random direction, and the generation stops if they disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from cs336_harness import oracle
+from cs336_harness.fixturegen.core_cases import _normal
+from cs336_harness.fixturegen.weights import QK_SCALE, block_weights, linear_weight, norm_gain
+from cs336_harness.fixturegen.writer import FixtureSet
+from cs336_harness.oracle import backward
+
+Forward = Callable[[Mapping[str, np.ndarray]], np.ndarray]
+Backward = Callable[[Mapping[str, np.ndarray], np.ndarray], dict[str, np.ndarray]]
+
+
+def _add(
+    fs: FixtureSet,
+    family: str,
+    case_id: str,
+    description: str,
+    params: dict[str, Any],
+    differentiable: dict[str, np.ndarray],
+    forward: Forward,
+    gradients: Backward,
+    others: dict[str, np.ndarray] | None = None,
+    weights: dict[str, np.ndarray] | None = None,
+) -> None:
+    """Draw the projection, compute and verify the gradients of `differentiable` (the
+    arguments by their adapter names), and store the case.
+
+    `forward(values)` and `gradients(values, d_out)` see the differentiable arguments by
+    name; everything else they need (weights, positions, masks) they hold themselves.
+    """
+    output = forward(differentiable)
+    projection = _normal(fs.rng(family, case_id, "projection"), *output.shape)
+    grads = gradients(differentiable, projection.astype(np.float64))
+    try:
+        backward.check_gradients(
+            forward, differentiable, grads, projection, fs.rng(family, case_id, "check")
+        )
+    except backward.GradientCheckError as error:
+        raise backward.GradientCheckError(f"{family}/{case_id}: {error}") from None
+    fs.add(
+        family,
+        case_id,
+        description,
+        params | {"backward": True},
+        differentiable
+        | (others or {})
+        | {"grad_projection": projection}
+        | {f"expected_grad.{name}": g.astype(np.float32) for name, g in grads.items()},
+        None,
+        weights,
+    )
+
+
+def _add_linear(fs: FixtureSet) -> None:
+    rng = fs.rng("linear", "backward")
+    w = linear_weight(rng, 5, 7)
+    _add(
+        fs, "linear", "backward_leading_dims",
+        "d(in_features) = d(out) W: (2, 3, 7) -> 5, a non-square W",
+        {"d_in": 7, "d_out": 5},
+        {"in_features": _normal(rng, 2, 3, 7)},
+        lambda v: oracle.linear(v["in_features"], w),
+        lambda v, d: {"in_features": backward.linear_backward(v["in_features"], w, d)["x"]},
+        weights={"weight": w},
+    )  # fmt: skip
+
+
+def _add_rmsnorm(fs: FixtureSet) -> None:
+    rng = fs.rng("rmsnorm", "backward")
+    gain, eps = norm_gain(rng, 16), 1e-5
+    _add(
+        fs, "rmsnorm", "backward_gain",
+        "d_model 16: the normaliser's own dependence on x is about a quarter of the gradient",
+        {"d_model": 16, "eps": eps},
+        {"in_features": _normal(rng, 3, 5, 16, std=2.0)},
+        lambda v: oracle.rmsnorm(v["in_features"], gain, eps),
+        lambda v, d: {
+            "in_features": backward.rmsnorm_backward(v["in_features"], gain, d, eps)["x"]
+        },
+        weights={"weight": gain},
+    )  # fmt: skip
+
+
+def _add_layernorm(fs: FixtureSet) -> None:
+    rng = fs.rng("layernorm", "backward")
+    gain, shift, eps = norm_gain(rng, 16), _normal(rng, 16, std=0.1), 1e-5
+    x = _normal(rng, 3, 5, 16, std=2.0) + rng.uniform(-3, 3, (3, 5, 1)).astype(np.float32)
+    _add(
+        fs, "layernorm", "backward_row_offsets",
+        "d_model 16, rows off centre: both the mean and the variance pass gradient back",
+        {"d_model": 16, "eps": eps},
+        {"in_features": x},
+        lambda v: oracle.layernorm(v["in_features"], gain, shift, eps),
+        lambda v, d: {
+            "in_features": backward.layernorm_backward(v["in_features"], gain, shift, d, eps)["x"]
+        },
+        weights={"weight": gain, "bias": shift},
+    )  # fmt: skip
+
+
+def _add_elementwise(fs: FixtureSet) -> None:
+    rng = fs.rng("silu", "backward")
+    _add(
+        fs, "silu", "backward_leading_dims",
+        "values ~N(0, 9): sigmoid(x) (1 + x (1 - sigmoid(x)))",
+        {},
+        {"in_features": _normal(rng, 2, 3, 17, std=3.0)},
+        lambda v: oracle.silu(v["in_features"]),
+        lambda v, d: {"in_features": backward.silu_backward(v["in_features"], d)["x"]},
+    )  # fmt: skip
+    for approximate, form in (("none", "exact"), ("tanh", "tanh")):
+        rng = fs.rng("gelu", "backward", form)
+        _add(
+            fs, "gelu", f"backward_{form}",
+            f"{form} GELU's derivative on values ~N(0, 4)",
+            {"approximate": approximate},
+            {"in_features": _normal(rng, 2, 3, 17, std=2.0)},
+            lambda v, a=approximate: oracle.gelu(v["in_features"], a),
+            lambda v, d, a=approximate: {
+                "in_features": backward.gelu_backward(v["in_features"], d, a)["x"]
+            },
+        )  # fmt: skip
+    for case_id, description, shape, dim in (
+        ("backward_last_dim", "rows of a 4 x 10 matrix", (4, 10), -1),
+        ("backward_middle_dim", "dim 1 of three", (3, 5, 7), 1),
+    ):
+        rng = fs.rng("softmax", case_id)
+        _add(
+            fs, "softmax", case_id,
+            f"p (d - sum(p d)) over {description}",
+            {"dim": dim},
+            {"in_features": _normal(rng, *shape, std=2.0)},
+            lambda v, dim=dim: oracle.softmax(v["in_features"], dim),
+            lambda v, d, dim=dim: {
+                "in_features": backward.softmax_backward(v["in_features"], dim, d)["x"]
+            },
+        )  # fmt: skip
+
+
+def _add_cross_entropy(fs: FixtureSet) -> None:
+    rng = fs.rng("cross_entropy", "backward")
+    targets = rng.integers(0, 20, (3, 4))
+    _add(
+        fs, "cross_entropy", "backward_leading_dims",
+        "(softmax - one_hot) / 12 over logits (3, 4, 20), times a scalar projection",
+        {},
+        {"inputs": _normal(rng, 3, 4, 20, std=2.0)},
+        lambda v: np.asarray(oracle.cross_entropy(v["inputs"], targets)),
+        lambda v, d: {
+            "inputs": backward.cross_entropy_backward(v["inputs"], targets, float(d))["logits"]
+        },
+        others={"targets": targets},
+    )  # fmt: skip
+
+
+def _add_feedforward(fs: FixtureSet) -> None:
+    rng = fs.rng("swiglu", "backward")
+    w1, w2, w3 = linear_weight(rng, 40, 24), linear_weight(rng, 24, 40), linear_weight(rng, 40, 24)
+    _add(
+        fs, "swiglu", "backward_d_ff_40",
+        "d_model 24, d_ff 40: gradient through both the gate and the value",
+        {"d_model": 24, "d_ff": 40},
+        {"in_features": _normal(rng, 3, 5, 24)},
+        lambda v: oracle.swiglu(v["in_features"], w1, w2, w3),
+        lambda v, d: {
+            "in_features": backward.swiglu_backward(v["in_features"], w1, w2, w3, d)["x"]
+        },
+        weights={"w1.weight": w1, "w2.weight": w2, "w3.weight": w3},
+    )  # fmt: skip
+    rng = fs.rng("positionwise_feedforward", "backward")
+    w1, w2 = linear_weight(rng, 24, 16), linear_weight(rng, 16, 24)
+    _add(
+        fs, "positionwise_feedforward", "backward_d_ff_24",
+        "d_model 16, d_ff 24, exact GELU, inputs ~N(0, 4)",
+        {"d_model": 16, "d_ff": 24},
+        {"in_features": _normal(rng, 2, 5, 16, std=2.0)},
+        lambda v: oracle.feedforward(v["in_features"], w1, w2),
+        lambda v, d: {
+            "in_features": backward.feedforward_backward(v["in_features"], w1, w2, d)["x"]
+        },
+        weights={"w1.weight": w1, "w2.weight": w2},
+    )  # fmt: skip
+
+
+def _add_rope(fs: FixtureSet) -> None:
+    rng = fs.rng("rope", "backward")
+    positions = rng.integers(0, 32, (3, 1, 10))
+    theta = 10000.0
+
+    def gradients(v, d):
+        return {
+            "in_query_or_key": backward.rope_backward(v["in_query_or_key"], positions, theta, d)[
+                "x"
+            ]
+        }
+
+    _add(
+        fs, "rope", "backward_batched_positions",
+        "(3, 2, 10, 8) input, positions per batch row: the gradient rotates back",
+        {"d_k": 8, "theta": theta, "max_seq_len": 32},
+        {"in_query_or_key": _normal(rng, 3, 2, 10, 8)},
+        lambda v: oracle.rope(v["in_query_or_key"], positions, theta),
+        gradients,
+        others={"token_positions": positions},
+    )  # fmt: skip
+
+
+def _add_attention(fs: FixtureSet) -> None:
+    rng = fs.rng("scaled_dot_product_attention", "backward")
+    lead, n, m, d_k, d_v = (2, 2), 5, 9, 8, 12
+    mask = rng.random((*lead, n, m)) < 0.6
+    mask[..., 0] = True
+    differentiable = {
+        "Q": _normal(rng, *lead, n, d_k, std=1.5),
+        "K": _normal(rng, *lead, m, d_k, std=1.5),
+        "V": _normal(rng, *lead, m, d_v),
+    }
+
+    def gradients(v, d):
+        g = backward.scaled_dot_product_attention_backward(v["Q"], v["K"], v["V"], d, mask)
+        return {"Q": g["q"], "K": g["k"], "V": g["v"]}
+
+    _add(
+        fs, "scaled_dot_product_attention", "backward_random_mask",
+        "5 queries, 9 keys, d_v 12, a random mask: Q and K get gradient only through the "
+        "probabilities",
+        {"mask": True},
+        differentiable,
+        lambda v: oracle.scaled_dot_product_attention(v["Q"], v["K"], v["V"], mask),
+        gradients,
+        others={"mask": mask},
+    )  # fmt: skip
+
+
+def _projections(rng: np.random.Generator, d_model: int) -> dict[str, np.ndarray]:
+    return {
+        f"{p}.weight": linear_weight(rng, d_model, d_model, QK_SCALE if p[0] in "qk" else 1.0)
+        for p in ("q_proj", "k_proj", "v_proj", "output_proj")
+    }
+
+
+def _add_mha(fs: FixtureSet) -> None:
+    for family, case_id, seq, with_rope in (
+        ("multihead_self_attention", "backward_two_heads", 6, False),
+        ("multihead_self_attention_with_rope", "backward_batched_positions", 7, True),
+    ):
+        rng = fs.rng(family, "backward")
+        w = _projections(rng, 16)
+        matrices = [w[f"{p}.weight"] for p in ("q_proj", "k_proj", "v_proj", "output_proj")]
+        x = _normal(rng, 2, seq, 16)
+        params: dict[str, Any] = {"d_model": 16, "num_heads": 2}
+        rope: dict[str, Any] = {}
+        others = {}
+        description = "d_model 16, 2 causal heads"
+        if with_rope:
+            positions = np.sort(rng.integers(0, 32, (2, seq)), axis=-1)
+            params |= {"theta": 10000.0, "max_seq_len": 32}
+            rope = {"theta": 10000.0, "positions": positions}
+            others = {"token_positions": positions}
+            description += ", RoPE at positions per batch row"
+
+        def forward(v, rope=rope, matrices=matrices):
+            return oracle.multihead_self_attention(v["in_features"], *matrices, 2, **rope)
+
+        def gradients(v, d, rope=rope, matrices=matrices):
+            g = backward.multihead_self_attention_backward(
+                v["in_features"], *matrices, 2, d, **rope
+            )
+            return {"in_features": g["x"]}
+
+        _add(fs, family, case_id, description, params, {"in_features": x}, forward, gradients,
+             others=others, weights=w)  # fmt: skip
+
+
+def _add_block(fs: FixtureSet) -> None:
+    config = {"d_model": 16, "num_heads": 2, "d_ff": 32, "rope_theta": 10000.0}
+    rng = fs.rng("transformer_block", "backward")
+    w = block_weights(rng, config)
+    _add(
+        fs, "transformer_block", "backward_small",
+        "d_model 16, 2 heads, d_ff 32: through both residual branches and both norms",
+        {"d_model": 16, "num_heads": 2, "d_ff": 32, "max_seq_len": 16, "theta": 10000.0},
+        {"in_features": _normal(rng, 2, 6, 16)},
+        lambda v: oracle.transformer_block(v["in_features"], w, num_heads=2, config=config),
+        lambda v, d: {
+            "in_features": backward.transformer_block_backward(
+                v["in_features"], w, d, num_heads=2, config=config
+            )["x"]
+        },
+        weights=w,
+    )  # fmt: skip
+
+
+def add_gradients(fs: FixtureSet) -> None:
+    """Add one or two backward cases to every family whose adapter takes a float input."""
+    _add_linear(fs)
+    _add_rmsnorm(fs)
+    _add_layernorm(fs)
+    _add_elementwise(fs)
+    _add_cross_entropy(fs)
+    _add_feedforward(fs)
+    _add_rope(fs)
+    _add_attention(fs)
+    _add_mha(fs)
+    _add_block(fs)
