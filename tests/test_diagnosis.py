@@ -4,6 +4,7 @@ end to end (`tests/test_meta.py`); these run with it, under `make meta`."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,14 @@ import torch
 
 from cs336_harness import oracle
 from cs336_harness.diagnosis.catalog import MISTAKES, oracle_config, round_to_bfloat16
-from cs336_harness.diagnosis.diagnose import Candidate, LiveCatalog, Table, matches, write_table
+from cs336_harness.diagnosis.diagnose import (
+    Candidate,
+    LiveCatalog,
+    Table,
+    matches,
+    output_scale,
+    write_table,
+)
 from cs336_harness.diagnosis.numpy_cases import case_entries, load
 from cs336_harness.oracle.variants import (
     adamw_trajectory_with,
@@ -89,10 +97,11 @@ def test_the_table_holds_what_the_catalog_computes(fixtures: Path, tmp_path: Pat
         assert ours.keys() == theirs.keys()
         for mistake, candidate in ours.items():
             other = theirs[mistake]
-            assert (candidate.message, candidate.shape, candidate.graded) == (
+            assert (candidate.message, candidate.shape, candidate.graded, candidate.scale) == (
                 other.message,
                 other.shape,
                 other.graded,
+                other.scale,
             )
             np.testing.assert_array_equal(candidate.index, other.index)
             np.testing.assert_array_equal(candidate.values, other.values)
@@ -114,6 +123,11 @@ def test_matching_takes_nan_for_nan_and_leaves_out_what_the_truth_matches():
     assert matches(np.array([0.5, 0.5 + 2e-9]), expected, [close_to_truth], 1e-6, 1e-6) == []
     best = matches(np.array([1.0, 1e-7]), expected, [far, _candidate([1.0, 0.0], "b")], 1e-6, 1e-6)
     assert [m.usage for m in best] == [pytest.approx(1e-7 / 1e-6)] * 2
+    # An output ten times the correct one's size rounds ten times as much in absolute terms.
+    assert output_scale(np.array([50.0, 0.04]), expected) == 50.0
+    large = dataclasses.replace(_candidate([50.0, 0.04], "large"), scale=50.0)
+    assert matches(np.array([50.0, 0.04 + 5e-6]), expected, [large], 1e-6, 1e-6) != []
+    assert matches(np.array([50.0, 0.04 + 5e-6]), expected, [far], 1e-6, 1e-6) == []
 
 
 def test_the_catalog_has_ids_once_and_a_message_each():

@@ -1,15 +1,16 @@
 """Which known mistake a wrong output matches, and the lines a failure message opens with.
 
 A failing comparison's output is compared with each catalogued mistake's output on the same
-case (`catalog.py`), elementwise, with the test's own tolerance: `|a − v| ≤ atol + rtol·|v|`,
-NaN matching NaN (a mistake's signature may be its NaNs). Every mistake that matches is
+case (`catalog.py`), elementwise, with the test's own tolerance: `|a − v| ≤ atol + rtol·|v|`
+(atol scaled up for a mistaken output larger than the correct one, see `matches`), NaN
+matching NaN (a mistake's signature may be its NaNs). Every mistake that matches is
 reported, best first (the smallest share of the tolerance used), except one that the
 expected output matches too: on that case the mistake cannot be told from no mistake.
 
 The comparison is on a *fingerprint* of each mistaken output: all of it up to 4096 elements;
 for larger outputs (an LM's logits) the 256 elements where it differs most from the truth
-and 3840 more spread evenly. The first part makes a fingerprint reject the correct output
-exactly when the whole output would; the second part stands for everything else.
+and 3840 more spread evenly. The first part holds the elements that tell the mistake from
+the correct output; the second stands for everything else.
 
 Fingerprints come from the catalog, computed when first needed (`LiveCatalog`), or from a
 table file written beforehand (`write_table`, `Table`): the grader writes one for the judge,
@@ -74,7 +75,8 @@ NO_MATCH = "no known mistake matches"
 @dataclass(frozen=True)
 class Candidate:
     """One mistake's output on one case, as a fingerprint: the values at flat `index`.
-    `graded`: the catalog's flag (its effect may stay within the tolerance on some cases)."""
+    `graded`: the catalog's flag (its effect may stay within the tolerance on some cases).
+    `scale`: how many times larger than the correct output it is, at least 1 (see `matches`)."""
 
     mistake: str
     message: str
@@ -82,6 +84,7 @@ class Candidate:
     index: NDArray[np.int64]
     values: NDArray[np.float64]
     graded: bool = False
+    scale: float = 1.0
 
     @property
     def line(self) -> str:
@@ -108,6 +111,13 @@ def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int6
     return np.unique(np.concatenate([top, spread]))
 
 
+def output_scale(variant: np.ndarray, truth: np.ndarray) -> float:
+    """max |variant| / max(1, max |truth|), at least 1, over finite values: how much larger
+    than the correct output a mistaken one is, where that matters for rounding."""
+    largest = float(np.max(np.abs(variant[np.isfinite(variant)]), initial=0.0))
+    return max(1.0, largest / max(1.0, float(np.max(np.abs(truth), initial=0.0))))
+
+
 def usage(output: np.ndarray, candidate: Candidate, rtol: float, atol: float) -> float:
     """How much of the tolerance `output` uses against the candidate's fingerprint:
     max |a − v| / (atol + rtol·|v|); equal elements (the same infinity, NaN and NaN) use none
@@ -129,12 +139,16 @@ def matches(
     atol: float,
 ) -> list[Match]:
     """The candidates `actual` matches within the tolerance, best first. A candidate that
-    `expected` matches too is left out: that mistake cannot show on this case."""
+    `expected` matches too is left out: that mistake cannot show on this case.
+
+    The tolerance's absolute part is sized for the correct output, O(1); an implementation
+    making a mistake whose output is larger (a tied head's logits of ~50) rounds in
+    proportion, so against that candidate it is multiplied by the candidate's `scale`."""
     found = []
     for candidate in candidates:
         if tuple(actual.shape) != candidate.shape:
             continue
-        share = usage(actual, candidate, rtol, atol)
+        share = usage(actual, candidate, rtol, atol * candidate.scale)
         if share <= 1.0 and usage(expected, candidate, rtol, atol) > 1.0:
             found.append(Match(candidate, share))
     return sorted(found, key=lambda m: m.usage)
@@ -189,6 +203,7 @@ def _live_candidates(fixtures: Path, family: str, case_id: str) -> list[Candidat
             index := fingerprint_index(v, case.expected),
             v.ravel()[index],
             mistake in graded,
+            output_scale(v, case.expected),
         )
         for mistake, v in catalog.variants(case).items()
     ]
@@ -204,6 +219,7 @@ def write_table(fixtures: Path, path: Path) -> Path:
     live = LiveCatalog(fixtures)
     tensors: dict[str, np.ndarray] = {}
     shapes: dict[str, list[int]] = {}
+    scales: dict[str, float] = {}
     for family, entries in case_entries(fixtures).items():
         if family not in live.families:
             continue
@@ -214,11 +230,13 @@ def write_table(fixtures: Path, path: Path) -> Path:
                 key = _key(family, entry["id"], c.mistake)
                 tensors[f"{key}/index"], tensors[f"{key}/values"] = c.index, c.values
                 shapes[key] = list(c.shape)
+                scales[key] = c.scale
     metadata = {
         "messages": json.dumps(live.messages),
         "graded": json.dumps(sorted(live.graded)),
         "families": json.dumps(sorted(live.families)),
         "shapes": json.dumps(shapes),
+        "scales": json.dumps(scales),
     }
     save_file(tensors, str(path), metadata=metadata)
     return path
@@ -237,6 +255,7 @@ class Table:
         self.graded = set(json.loads(metadata["graded"]))
         self.families = set(json.loads(metadata["families"]))
         self.shapes: dict[str, list[int]] = json.loads(metadata["shapes"])
+        self.scales: dict[str, float] = json.loads(metadata["scales"])
 
     def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
         if family not in self.families:
@@ -250,6 +269,7 @@ class Table:
                 self.tensors[f"{key}/index"],
                 self.tensors[f"{key}/values"],
                 key.removeprefix(prefix) in self.graded,
+                self.scales[key],
             )
             for key, shape in self.shapes.items()
             if key.startswith(prefix)
