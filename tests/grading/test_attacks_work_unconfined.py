@@ -30,8 +30,10 @@ def test_in_process_the_attacks_on_the_judge_pass(tmp_path: Path, attack):
     else:
         submission = synthetic.write_submission(tmp_path / "s", attack)
     adapters = submission / "tests" / "adapters.py"
+    # The forward tests: these attacks fake outputs, not the gradients the backward test asks
+    # for through autograd.
     command = [sys.executable, "-m", "pytest", "tests/test_softmax.py", "-q", "-p",
-               "no:cacheprovider", f"--adapters={adapters}"]  # fmt: skip
+               "no:cacheprovider", "-k", "not backward", f"--adapters={adapters}"]  # fmt: skip
     done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:]
 
