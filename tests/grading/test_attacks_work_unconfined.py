@@ -12,7 +12,7 @@ import pytest
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from tests.grading import synthetic
-from tests.grading.conftest import GradingRun, Listener, family_statuses, grade
+from tests.grading.conftest import GradingRun, Listener, grade
 
 pytestmark = pytest.mark.grading
 
@@ -60,7 +60,13 @@ def unconfined(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradingRun, Pa
 @pytest.mark.parametrize("name", ["reads_fixtures", "raids_neighbour", "phones_home"])
 def test_without_the_sandbox_the_attacks_on_the_host_score(unconfined, name: str):
     run, _, _ = unconfined
-    assert family_statuses(run.results(name), "softmax") == {"passed"}
+    # The forward tests: stolen or stored outputs carry no gradient for the backward test.
+    forward = {
+        t["extra_data"]["status"]
+        for t in run.results(name)["tests"]
+        if t["extra_data"]["family"] == "softmax" and "backward" not in t["extra_data"]["nodeid"]
+    }
+    assert forward == {"passed"}
 
 
 def test_without_the_sandbox_the_host_is_written_and_reached(unconfined):
