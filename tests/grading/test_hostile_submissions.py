@@ -103,12 +103,18 @@ def test_an_attack_on_the_verdict_earns_nothing_for_what_it_attacks(
 def test_lying_values_are_judged_as_plain_data(hostile_batch: HostileBatch):
     run = hostile_batch.run
     assert any("differs from the oracle" in o for o in _outputs(run, "lying_values", "softmax"))
-    assert all("no plain-data form" in o for o in _outputs(run, "lying_values", "test_silu"))
+    # Forward tests only: the backward probe runs in the worker, which names the wrong type.
+    assert all("no plain-data form" in o for o in _outputs(run, "lying_values", "test_silu["))
+    backward = _outputs(run, "lying_values", "test_silu_backward")
+    assert backward and all("expected a torch.Tensor, got Anything" in o for o in backward)
 
 
 def test_an_oversized_reply_is_refused_unread(hostile_batch: HostileBatch):
-    outputs = _outputs(hostile_batch.run, "huge_reply", "test_softmax")
+    outputs = _outputs(hostile_batch.run, "huge_reply", "test_softmax[")
     assert outputs and all("over the limit of 268435456" in o for o in outputs)
+    # The backward probe checks the output's shape in the worker and sends back only that.
+    backward = _outputs(hostile_batch.run, "huge_reply", "test_softmax_backward")
+    assert backward and all("output: shape (78643200,)" in o for o in backward)
 
 
 def test_nothing_outside_the_sandbox_was_written_or_reached(hostile_batch: HostileBatch):
@@ -166,8 +172,10 @@ def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
     assert verdicts["tests/test_embedding.py::test_embedding[three_dim_ids]"] == "timed out"
     assert verdicts["tests/test_embedding.py::test_embedding[reference]"] == "passed"
     assert _points_lost(run, "hangs") == 1 + 1
-    # Each time-out stops the worker; the next call starts a new one.
-    assert int(run.summary()["hangs"]["workers"]) == 4
+    # Each time-out stops the worker; the next call starts a new one. Four time-outs: SiLU's
+    # two forward cases and its backward case, and embedding's 3-D ids.
+    assert verdicts["tests/test_silu.py::test_silu_backward[backward_leading_dims]"] == "timed out"
+    assert int(run.summary()["hangs"]["workers"]) == 1 + 4
     assert _others_passed(run, "hangs", {"silu", "embedding"})
 
 
@@ -184,8 +192,11 @@ def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: HostileBatch):
     assert _points_lost(run, "crashes") == 2 + 1
     assert _others_passed(run, "crashes", {"swiglu", "silu"})
     suite = next(s for s in run.junit().findall("testsuite") if s.get("name") == "crashes")
-    assert suite.get("errors") == "2"
-    assert run.summary()["crashes"]["workers"] == "3"
+    # SwiGLU's backward case with d_ff 40 crashes too (SiLU has no large-magnitude backward
+    # case); each crash costs a worker.
+    assert verdicts["tests/test_swiglu.py::test_swiglu_backward[backward_d_ff_40]"] == "crashed"
+    assert suite.get("errors") == "3"
+    assert run.summary()["crashes"]["workers"] == str(1 + 3)
 
 
 @pytest.mark.parametrize(
