@@ -16,9 +16,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tokenizers import Tokenizer as HFTokenizer
-from tokenizers import models, pre_tokenizers, trainers
-
 from cs336_basics import Tokenizer, train_bpe
 from cs336_harness.oracle import hf_bpe
 
@@ -40,14 +37,7 @@ def _best(functions: dict[str, Callable[[], object]]) -> dict[str, float]:
 
 
 def _hf_train(path: Path) -> None:
-    tokenizer = HFTokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=VOCAB_SIZE,
-        special_tokens=SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
+    tokenizer, trainer = hf_bpe.untrained(VOCAB_SIZE, SPECIALS)
     tokenizer.train([str(path)], trainer)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import math
 import os
 import sys
@@ -108,13 +109,20 @@ class TokenizerFiles:
         return cls(paths["vocab"], paths["merges"], tuple(specials))
 
     def load(self) -> Tokenizer:
-        for path in (self.vocab, self.merges):
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"no tokenizer file {path}: make it with `uv run cs336-train-bpe CORPUS "
-                    f"--vocab-size N --out {path.parent}` (or `make tokenizer`)"
-                )
-        return Tokenizer.from_files(self.vocab, self.merges, list(self.special_tokens))
+        """The tokenizer, read once per process: the config's checks, the corpus encoding and
+        the sample all ask for it."""
+        return _load_tokenizer(self)
+
+
+@functools.cache
+def _load_tokenizer(files: TokenizerFiles) -> Tokenizer:
+    for path in (files.vocab, files.merges):
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"no tokenizer file {path}: make it with `uv run cs336-train-bpe CORPUS "
+                f"--vocab-size N --out {path.parent}` (or `make tokenizer`)"
+            )
+    return Tokenizer.from_files(files.vocab, files.merges, list(files.special_tokens))
 
 
 def ids_dtype(vocab_size: int) -> type[np.unsignedinteger]:

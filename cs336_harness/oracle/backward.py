@@ -38,6 +38,8 @@ from cs336_harness.oracle.model import (
     _ffn,
     _norm,
     _resolve_config,
+    attn_arguments,
+    ffn_arguments,
     lm_parameter_shapes,
     transformer_block,
 )
@@ -367,29 +369,9 @@ def _norm_backward(
 def _ffn_backward(
     h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any], d: Array
 ) -> Grads:
-    w = weights.get
-    if cfg["ffn"] == "swiglu":
-        grads = swiglu_backward(
-            h,
-            w("ffn.w1.weight"),
-            w("ffn.w2.weight"),
-            w("ffn.w3.weight"),
-            d,
-            b1=w("ffn.w1.bias"),
-            b2=w("ffn.w2.bias"),
-            b3=w("ffn.w3.bias"),
-        )
-    else:
-        grads = feedforward_backward(
-            h,
-            w("ffn.w1.weight"),
-            w("ffn.w2.weight"),
-            d,
-            activation=cfg["ffn"],
-            approximate=cfg["gelu_approximate"],
-            b1=w("ffn.w1.bias"),
-            b2=w("ffn.w2.bias"),
-        )
+    args, kwargs = ffn_arguments(weights, cfg)
+    backward = swiglu_backward if cfg["ffn"] == "swiglu" else feedforward_backward
+    grads = backward(h, *args, d, **kwargs)
     return {"x": grads["x"]} | _prefixed(grads, "ffn.")
 
 
@@ -401,24 +383,8 @@ def _attn_backward(
     positions: ArrayLike | None,
     d: Array,
 ) -> Grads:
-    w = weights.get
-    use_rope = cfg["positions"] == "rope"
-    grads = multihead_self_attention_backward(
-        h,
-        w("attn.q_proj.weight"),
-        w("attn.k_proj.weight"),
-        w("attn.v_proj.weight"),
-        w("attn.output_proj.weight"),
-        num_heads,
-        d,
-        theta=cfg["rope_theta"] if use_rope else None,
-        positions=positions if use_rope else None,
-        pairing=cfg["rope_pairing"],
-        q_bias=w("attn.q_proj.bias"),
-        k_bias=w("attn.k_proj.bias"),
-        v_bias=w("attn.v_proj.bias"),
-        o_bias=w("attn.output_proj.bias"),
-    )
+    args, kwargs = attn_arguments(weights, num_heads, cfg, positions)
+    grads = multihead_self_attention_backward(h, *args, d, **kwargs)
     return {"x": grads["x"]} | _prefixed(grads, "attn.")
 
 

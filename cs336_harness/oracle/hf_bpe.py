@@ -34,12 +34,9 @@ def _bytes(chars: str) -> bytes:
     return bytes(BYTE_OF_CHAR[c] for c in chars)
 
 
-def train(
-    texts: list[str], vocab_size: int, special_tokens: list[str]
-) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """A vocabulary (contract layout) and merges trained by Hugging Face's BPE trainer, each
-    string of ``texts`` a separate sequence. Its tie-breaking is its own: the result is an
-    input for encoding cases, never an expected training result."""
+def untrained(vocab_size: int, special_tokens: list[str]) -> tuple[Tokenizer, trainers.BpeTrainer]:
+    """Hugging Face's byte-level BPE tokenizer before training, and the trainer that makes
+    it learn a vocabulary of ``vocab_size`` over all 256 bytes and ``special_tokens``."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     trainer = trainers.BpeTrainer(
@@ -48,6 +45,16 @@ def train(
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
+    return tokenizer, trainer
+
+
+def train(
+    texts: list[str], vocab_size: int, special_tokens: list[str]
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """A vocabulary (contract layout) and merges trained by Hugging Face's BPE trainer, each
+    string of ``texts`` a separate sequence. Its tie-breaking is its own: the result is an
+    input for encoding cases, never an expected training result."""
+    tokenizer, trainer = untrained(vocab_size, special_tokens)
     tokenizer.train_from_iterator(texts, trainer)
     merges = [(_bytes(a), _bytes(b))
               for a, b in json.loads(tokenizer.to_str())["model"]["merges"]]  # fmt: skip

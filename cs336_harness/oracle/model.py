@@ -146,27 +146,46 @@ def _norm(h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[st
     return layernorm(h, weights[f"{name}.weight"], weights.get(f"{name}.bias"), eps=cfg["norm_eps"])
 
 
-def _ffn(h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any]) -> Array:
+def ffn_arguments(
+    weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any]
+) -> tuple[tuple[ArrayLike | None, ...], dict[str, Any]]:
+    """The feed-forward's weights and options: `swiglu` (or `feedforward`) takes
+    ``(h, *args, **kwargs)``, and its backward ``(h, *args, d, **kwargs)``."""
     w = weights.get
     if cfg["ffn"] == "swiglu":
-        return swiglu(
-            h,
-            w("ffn.w1.weight"),
-            w("ffn.w2.weight"),
-            w("ffn.w3.weight"),
-            b1=w("ffn.w1.bias"),
-            b2=w("ffn.w2.bias"),
-            b3=w("ffn.w3.bias"),
-        )
-    return feedforward(
-        h,
-        w("ffn.w1.weight"),
-        w("ffn.w2.weight"),
-        activation=cfg["ffn"],
-        approximate=cfg["gelu_approximate"],
-        b1=w("ffn.w1.bias"),
-        b2=w("ffn.w2.bias"),
-    )
+        biases = {"b1": w("ffn.w1.bias"), "b2": w("ffn.w2.bias"), "b3": w("ffn.w3.bias")}
+        return (w("ffn.w1.weight"), w("ffn.w2.weight"), w("ffn.w3.weight")), biases
+    options = {"activation": cfg["ffn"], "approximate": cfg["gelu_approximate"]}
+    biases = {"b1": w("ffn.w1.bias"), "b2": w("ffn.w2.bias")}
+    return (w("ffn.w1.weight"), w("ffn.w2.weight")), options | biases
+
+
+def attn_arguments(
+    weights: Mapping[str, ArrayLike],
+    num_heads: int,
+    cfg: Mapping[str, Any],
+    positions: ArrayLike | None,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The attention sublayer's weights and options, in the calling convention of
+    `ffn_arguments`."""
+    w = weights.get
+    use_rope = cfg["positions"] == "rope"
+    names = ("q_proj", "k_proj", "v_proj", "output_proj")
+    projections = tuple(w(f"attn.{name}.weight") for name in names)
+    return (*projections, num_heads), {
+        "theta": cfg["rope_theta"] if use_rope else None,
+        "positions": positions if use_rope else None,
+        "pairing": cfg["rope_pairing"],
+        "q_bias": w("attn.q_proj.bias"),
+        "k_bias": w("attn.k_proj.bias"),
+        "v_bias": w("attn.v_proj.bias"),
+        "o_bias": w("attn.output_proj.bias"),
+    }
+
+
+def _ffn(h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any]) -> Array:
+    args, kwargs = ffn_arguments(weights, cfg)
+    return (swiglu if cfg["ffn"] == "swiglu" else feedforward)(h, *args, **kwargs)
 
 
 def _attn(
@@ -176,23 +195,8 @@ def _attn(
     cfg: Mapping[str, Any],
     positions: ArrayLike | None,
 ) -> Array:
-    w = weights.get
-    use_rope = cfg["positions"] == "rope"
-    return multihead_self_attention(
-        h,
-        w("attn.q_proj.weight"),
-        w("attn.k_proj.weight"),
-        w("attn.v_proj.weight"),
-        w("attn.output_proj.weight"),
-        num_heads,
-        theta=cfg["rope_theta"] if use_rope else None,
-        positions=positions if use_rope else None,
-        pairing=cfg["rope_pairing"],
-        q_bias=w("attn.q_proj.bias"),
-        k_bias=w("attn.k_proj.bias"),
-        v_bias=w("attn.v_proj.bias"),
-        o_bias=w("attn.output_proj.bias"),
-    )
+    args, kwargs = attn_arguments(weights, num_heads, cfg, positions)
+    return multihead_self_attention(h, *args, **kwargs)
 
 
 def transformer_block(
