@@ -101,13 +101,19 @@ def describe_import_error(spec: str, error: BaseException) -> str:
         and (spec + ".").startswith(error.name + ".")
     ):
         return f"adapters {spec!r} is no importable module ({error}); a file is named by its path"
+    return f"cannot import adapters {spec!r}: {exception_line(error)}"
+
+
+def exception_line(error: BaseException) -> str:
+    """The exception's type and message on one line, and the innermost line of the student's
+    code it came from (a SyntaxError's message already says where)."""
     line = " ".join(f"{type(error).__name__}: {error}".split()).removesuffix(":")
-    if not isinstance(error, SyntaxError):  # its message already says where
+    if not isinstance(error, SyntaxError):
         tb = traceback.extract_tb(error.__traceback__)
         frames = [frame for frame in tb if _outside_libraries(frame.filename)]
         if frames:
             line += f" (at {frames[-1].filename}:{frames[-1].lineno})"
-    return f"cannot import adapters {spec!r}: {line}"
+    return line
 
 
 class Adapters:

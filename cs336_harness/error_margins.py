@@ -9,6 +9,7 @@ should stay near 0.1 or lower. Defaults to the two correct modules, from-scratch
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 from pathlib import Path
 from unittest import mock
@@ -24,25 +25,46 @@ from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
 DEFAULT_MODULES = ["tests/adapters.py", "tests/fused_adapters.py"]
 
 
+# Families whose tolerance test is not `tests.test_<family>.test_<family>`; None: no test of
+# theirs compares with a tolerance (the block as a module is checked by names and shapes).
+ELSEWHERE = {
+    "transformer_lm_module": ("tests.test_lm_module", "test_lm_parameter_gradients"),
+    "transformer_block_module": None,
+}
+
+
 def usage(case, test, adapters: Adapters) -> tuple[float, float]:
     """Run `test` on `case` and return (max abs error, fraction of the tolerance used)."""
     seen: list[tuple[float, float]] = []
 
-    def record(actual, expected, *, dtype, rtol, atol, what="output"):
+    def measure(actual, expected, rtol, atol) -> None:
         error = (actual.detach().double() - expected.double()).abs()
         allowed = atol + rtol * expected.double().abs()
         fraction = torch.where(error == 0, 0.0, error / allowed).max().item()
         seen.append((error.max().item(), fraction))
 
-    # A backward test compares in tests/gradients.py, one tensor per input: the worst counts.
-    with (
-        mock.patch.object(
-            importlib.import_module(test.__module__), "assert_matches_oracle", record
-        ),
-        mock.patch.object(
-            importlib.import_module("tests.gradients"), "assert_matches_oracle", record
-        ),
-    ):
+    def record(actual, expected, *, dtype, rtol, atol, what="output"):
+        measure(actual, expected, rtol, atol)
+
+    def record_difference(actual, expected, rtol, atol):
+        measure(actual, expected, rtol, atol)
+
+    # A test compares with `assert_matches_oracle`, one tensor at a time (a backward test in
+    # tests/gradients.py, one per input) or, for the LM's parameters, `describe_difference`:
+    # the worst comparison counts.
+    module = importlib.import_module(test.__module__)
+    fakes = [(importlib.import_module("tests.gradients"), "assert_matches_oracle", record)]
+    fakes += [
+        (module, name, fake)
+        for name, fake in (
+            ("assert_matches_oracle", record),
+            ("describe_difference", record_difference),
+        )
+        if hasattr(module, name)
+    ]
+    with contextlib.ExitStack() as stack:
+        for target, name, fake in fakes:
+            stack.enter_context(mock.patch.object(target, name, fake))
         test(case, adapters)
     return max(seen, key=lambda s: s[1])
 
@@ -51,6 +73,9 @@ def tolerance_test(family: str, backward: bool = False):
     """The family's `test_<family>` (`test_<family>_backward` for a backward case) when it
     compares with a tolerance; None for families judged exactly or statistically (batches,
     checkpoints, decoding)."""
+    if family in ELSEWHERE:
+        place = ELSEWHERE[family]
+        return None if place is None else getattr(importlib.import_module(place[0]), place[1])
     module = importlib.import_module(f"tests.test_{family}")
     test = getattr(module, f"test_{family}_backward" if backward else f"test_{family}", None)
     return test if test is not None and hasattr(module, "assert_matches_oracle") else None

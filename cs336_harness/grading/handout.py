@@ -38,7 +38,7 @@ MAKEFILE = """\
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test lint format
+.PHONY: help check test typecheck lint format
 
 help:  ## list the targets
 \t@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## /  make \\1\\t/'
@@ -48,6 +48,9 @@ check:  ## grade your implementation: a table of components, tests passed and po
 
 test:  ## run the component tests
 \t$(UV) run pytest
+
+typecheck:  ## the component tests, each call into cs336_basics checked against its shapes
+\t$(UV) run pytest --typecheck
 
 lint:  ## ruff lint and format check
 \t$(UV) run ruff check .
@@ -61,13 +64,20 @@ format:  ## apply ruff's formatting and safe fixes
 README = """\
 # CS336 assignment 1: a Transformer language model from scratch
 
-    uv run cs336-grade     # a table: each component, its tests passed, points, status
-    uv run pytest          # the component tests (`-k rope` for one component)
+    uv run cs336-grade          # a table: each component, its tests passed, points, status
+    uv run pytest               # the component tests (`-k rope` for one component)
+    uv run pytest --typecheck   # the same, each call into cs336_basics shape-checked
 
 Implement the components in `cs336_basics/` (every function there raises
 `NotImplementedError` for now) and wire them up in `tests/adapters.py`, whose `run_*`
 and `get_*` functions the tests call. Until a component is done its tests fail with the one
 line `not implemented: run_<component>`. `rubric.toml` lists the points per component.
+
+A failing comparison opens with the likely mistake when its output matches a known one
+(`likely cause: ...`). `test_<component>_backward` checks that gradients flow through your
+module; a failing Transformer block or LM names the first sublayer whose output differs.
+With `--typecheck`, a call whose tensors contradict the jaxtyping shapes in your annotations
+fails at that call, naming the annotation it broke.
 """
 
 

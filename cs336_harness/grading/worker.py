@@ -16,12 +16,11 @@ from __future__ import annotations
 import faulthandler
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from cs336_harness.adapter_loader import load_module
+from cs336_harness.adapter_loader import exception_line, load_module
 from cs336_harness.grading.protocol import (
     Closed,
     Unsendable,
@@ -31,10 +30,6 @@ from cs336_harness.grading.protocol import (
     write_frame,
 )
 from cs336_harness.probes import PROBES, run_probe
-
-
-def _exception_line(error: BaseException) -> str:
-    return traceback.format_exception_only(type(error), error)[-1].strip()
 
 
 def _callable(module: ModuleType, request: dict[str, Any]) -> tuple[str, Callable[[], Any] | None]:
@@ -84,7 +79,7 @@ def main(argv: list[str]) -> int:
     try:
         module = load_module(argv[1])
     except BaseException as error:
-        write_frame(replies, {"import_error": _exception_line(error)})
+        write_frame(replies, {"import_error": exception_line(error)})
         return 0
     write_frame(replies, {"ready": True})
     while True:

@@ -75,6 +75,7 @@ MISBEHAVING = {
     "hangs_at_import": synthetic.HANGS_AT_IMPORT,
     "hard_exit_at_import": synthetic.HARD_EXIT_AT_IMPORT,
     "import_error": synthetic.IMPORT_ERROR,
+    "syntax_error": synthetic.SYNTAX_ERROR,
     "loud": synthetic.LOUD,
     "memory_hog": synthetic.MEMORY_HOG,
     "cheats": synthetic.CHEATS,

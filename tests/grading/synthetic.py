@@ -111,6 +111,8 @@ HARD_EXIT_AT_IMPORT = Synthetic(adapters_tail="import os\nos._exit(7)\n")
 
 IMPORT_ERROR = Synthetic(package_head="import a_module_that_does_not_exist  # noqa: F401\n")
 
+SYNTAX_ERROR = Synthetic(adapters_tail="def run_half_written(:\n")
+
 TEN_MB = 10_000_000
 
 # 10 MB at import, and 10 MB in every Linear test.

@@ -73,6 +73,18 @@ def test_the_handout_test_run_is_a_clean_not_implemented_report(handout: Path):
     assert "Traceback" not in run.stdout and "Error" not in run.stdout
 
 
+def test_the_handout_typechecks_with_its_own_make_target(handout: Path):
+    assert "pytest --typecheck" in (handout / "Makefile").read_text()
+    assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
+    run = _uv(
+        handout, "run", "--offline", "pytest", "--typecheck", "-k", "silu", "-p", "no:cacheprovider"
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "shapes checked (--typecheck)" in run.stdout
+    assert re.search(r"\d+ failed", run.stdout) and not re.search(r"\d+ passed", run.stdout)
+    assert "not implemented: run_silu" in run.stdout and "Traceback" not in run.stdout
+
+
 def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path):
     assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
     run = _uv(handout, "run", "--offline", "cs336-grade", "--out", "report")

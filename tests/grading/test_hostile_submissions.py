@@ -199,12 +199,24 @@ def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: HostileBatch):
     assert run.summary()["crashes"]["workers"] == str(1 + 3)
 
 
+# The first line of a synthetic submission's `adapters_tail` (after the bundled adapters and
+# a blank line).
+_TAIL_LINE = len((REPO_ROOT / "tests" / "adapters.py").read_text().splitlines()) + 2
+
+
 @pytest.mark.parametrize(
     ("name", "status", "clue"),
     [
         ("exit_at_import", "error", "SystemExit: 3"),
         ("hard_exit_at_import", "error", "exited with code 7"),
-        ("import_error", "error", "a_module_that_does_not_exist"),
+        # The line of the submission's code that failed, as a local test run names it.
+        (
+            "import_error",
+            "error",
+            "No module named 'a_module_that_does_not_exist' "
+            "(at /submission/cs336_basics/__init__.py:1)",
+        ),
+        ("syntax_error", "error", f"SyntaxError: invalid syntax (adapters.py, line {_TAIL_LINE})"),
         ("hangs_at_import", "timed out", "importing the adapters took longer than 8 s"),
     ],
 )
