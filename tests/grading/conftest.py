@@ -68,6 +68,7 @@ def family_statuses(results: dict[str, Any], family: str) -> set[str]:
 MISBEHAVING = {
     "correct": synthetic.CORRECT,
     "wrong_softmax": synthetic.WRONG_SOFTMAX,
+    "wrong_lm_ffn": synthetic.WRONG_LM_FFN,
     "not_implemented": synthetic.NOT_IMPLEMENTED,
     "hangs": synthetic.HANGS,
     "crashes": synthetic.CRASHES,

@@ -52,6 +52,21 @@ WRONG_SOFTMAX = Synthetic(
     """
 )
 
+# An LM whose last block's feed-forward output is doubled: every LM test fails, and the
+# judge names that sublayer as the first difference from the oracle's stored trace.
+WRONG_LM_FFN = Synthetic(
+    adapters_tail="""
+    class _DoubledLastFFN(TransformerLM):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            ffn = self.layers[-1].ffn
+            forward = ffn.forward
+            ffn.forward = lambda x: 2 * forward(x)
+
+    TransformerLM = _DoubledLastFFN
+    """
+)
+
 # One adapter missing, one raising NotImplementedError.
 NOT_IMPLEMENTED = Synthetic(
     adapters_tail="""

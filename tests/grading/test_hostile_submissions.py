@@ -150,6 +150,29 @@ def test_one_wrong_component_loses_its_family_only(hostile_batch: HostileBatch):
     assert any(o.startswith(cause) for o in _outputs(run, "wrong_softmax", "softmax"))
 
 
+def test_a_wrong_lm_is_located_by_sublayer(hostile_batch: HostileBatch):
+    run = hostile_batch.run
+    results = run.results("wrong_lm_ffn")
+    # Everything built on the LM class fails with it, and nothing else.
+    built_on_the_lm = {
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+        "transformer_lm_from_config",
+        "transformer_lm_module",
+        "decoding",
+    }
+    assert all(family_statuses(results, f) - {"passed"} for f in built_on_the_lm)
+    assert _others_passed(run, "wrong_lm_ffn", built_on_the_lm)
+    # The judge locates it from the traces stored with the fixtures (the oracle is withheld).
+    verdicts = {
+        t["extra_data"]["nodeid"].split("[")[1].rstrip("]"): t["output"]
+        for t in results["tests"]
+        if "test_transformer_lm.py::test_transformer_lm[" in t["extra_data"]["nodeid"]
+    }
+    assert "first difference: layers.1.ffn (its input matched" in verdicts["two_layers_vocab_257"]
+    assert "first difference: layers.0.ffn (its input matched" in verdicts["one_layer_one_head"]
+
+
 def test_missing_and_unimplemented_adapters_are_not_implemented(hostile_batch: HostileBatch):
     run = hostile_batch.run
     results = run.results("not_implemented")
