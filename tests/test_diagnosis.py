@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from cs336_harness import oracle
+from cs336_harness.case_layout import case_table
 from cs336_harness.diagnosis.catalog import MISTAKES, oracle_config, round_to_bfloat16
 from cs336_harness.diagnosis.diagnose import (
     Candidate,
@@ -21,7 +22,7 @@ from cs336_harness.diagnosis.diagnose import (
     output_scale,
     write_table,
 )
-from cs336_harness.diagnosis.numpy_cases import case_entries, load
+from cs336_harness.diagnosis.numpy_cases import load
 from cs336_harness.oracle.variants import (
     adamw_trajectory_with,
     multihead_self_attention_with,
@@ -70,7 +71,7 @@ def test_variant_helpers_with_no_mistake_are_the_oracle(fixtures: Path):
 
 
 def test_configs_with_upstream_flags_read_as_the_generator_wrote_them(fixtures: Path):
-    for entry in case_entries(fixtures)["transformer_lm_from_config"]:
+    for entry in case_table(fixtures)["transformer_lm_from_config"]:
         case = load(fixtures, "transformer_lm_from_config", entry["id"])
         logits = oracle.transformer_lm(
             case.inputs["in_indices"], case.weights, oracle_config(case.params["config"])

@@ -30,7 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 from safetensors.numpy import load_file, save_file
 
-from cs336_harness.diagnosis.numpy_cases import case_entries, load
+from cs336_harness.case_layout import case_table
+from cs336_harness.diagnosis.numpy_cases import load
 
 FINGERPRINT_SIZE = 4096
 DISCRIMINATING = 256
@@ -220,7 +221,7 @@ def write_table(fixtures: Path, path: Path) -> Path:
     tensors: dict[str, np.ndarray] = {}
     shapes: dict[str, list[int]] = {}
     scales: dict[str, float] = {}
-    for family, entries in case_entries(fixtures).items():
+    for family, entries in case_table(fixtures).items():
         if family not in live.families:
             continue
         for entry in entries:

@@ -2,13 +2,11 @@
 
 The grader (which never imports torch) builds the diagnosis table from the fixtures, and the
 catalog's variants are NumPy float64 code like the oracle, so both read cases through this
-module rather than `cs336_harness.cases`. Same layout (see there): `cases.json`, then each
-family's `<case id>/<name>` tensors, weights under `weights.` or in a shared file.
+module rather than `cs336_harness.cases`; both find a case's tensors with `case_layout`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -16,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import safetensors
+
+from cs336_harness.case_layout import case_table, case_tensors
 
 # safetensors' dtype names. NumPy has no bfloat16: a bfloat16 tensor is its upper 16 bits of
 # float32, so it is widened to float32 exactly (the case's params name the dtype it had).
@@ -46,11 +46,6 @@ def _file(path: Path) -> dict[str, np.ndarray]:
     return {name: _array(spec) for name, spec in safetensors.deserialize(path.read_bytes())}
 
 
-@cache
-def case_entries(directory: Path) -> dict[str, list[dict[str, Any]]]:
-    return json.loads((directory / "cases.json").read_text())
-
-
 @dataclass(frozen=True)
 class NumpyCase:
     """One stored case: scalar `params`, `inputs` (every tensor but the weights, `expected`
@@ -69,25 +64,9 @@ class NumpyCase:
 
 def load(directory: Path, family: str, case_id: str) -> NumpyCase:
     """The case `family/case_id` of the fixture directory `directory`."""
-    entry = next(e for e in case_entries(directory)[family] if e["id"] == case_id)
-    params, prefix = entry["params"], f"{case_id}/"
-    own = {
-        k.removeprefix(prefix): v
-        for k, v in _file(directory / f"{family}.safetensors").items()
-        if k.startswith(prefix)
-    }
-    inputs = {k: v for k, v in own.items() if not k.startswith("weights.")}
-    if "weights_file" in params:
-        shared = params.get("weights_prefix", "")
-        weights = {
-            k.removeprefix(shared): v
-            for k, v in _file(directory / params["weights_file"]).items()
-            if k.startswith(shared)
-        }
-    else:
-        weights = {
-            k.removeprefix("weights."): v for k, v in own.items() if k.startswith("weights.")
-        }
+    entry = next(e for e in case_table(directory)[family] if e["id"] == case_id)
+    params = entry["params"]
+    inputs, weights = case_tensors(directory, family, entry, _file)
     # float64 once here, not in every oracle call on the case (an LM case runs a dozen).
     weights = {
         k: v.astype(np.float64) if np.issubdtype(v.dtype, np.floating) else v
