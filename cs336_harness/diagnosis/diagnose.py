@@ -20,11 +20,11 @@ which cannot import the catalog, as it cannot import the oracle.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -187,6 +187,15 @@ class LiveCatalog:
             return None
         return _live_candidates(self.fixtures, family, case_id)
 
+    def forward_cases(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(family, case entry) of each stored forward case of a family the catalog covers:
+        the cases a diagnosis can be asked for."""
+        for family, entries in case_table(self.fixtures).items():
+            if family in self.families:
+                for entry in entries:
+                    if not entry["params"].get(BACKWARD_PARAM, False):
+                        yield family, entry
+
 
 # Per process, like the fixtures' own cache: a session refuses fixtures that changed on disk.
 @cache
@@ -221,17 +230,12 @@ def write_table(fixtures: Path, path: Path) -> Path:
     tensors: dict[str, np.ndarray] = {}
     shapes: dict[str, list[int]] = {}
     scales: dict[str, float] = {}
-    for family, entries in case_table(fixtures).items():
-        if family not in live.families:
-            continue
-        for entry in entries:
-            if entry["params"].get(BACKWARD_PARAM, False):
-                continue
-            for c in live.candidates(family, entry["id"]) or []:
-                key = _key(family, entry["id"], c.mistake)
-                tensors[f"{key}/index"], tensors[f"{key}/values"] = c.index, c.values
-                shapes[key] = list(c.shape)
-                scales[key] = c.scale
+    for family, entry in live.forward_cases():
+        for c in live.candidates(family, entry["id"]) or []:
+            key = _key(family, entry["id"], c.mistake)
+            tensors[f"{key}/index"], tensors[f"{key}/values"] = c.index, c.values
+            shapes[key] = list(c.shape)
+            scales[key] = c.scale
     metadata = {
         "messages": json.dumps(live.messages),
         "graded": json.dumps(sorted(live.graded)),
