@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,12 +24,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.grading import cgroups
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
 from cs336_harness.grading.reports import RunInfo, write_reports
 from cs336_harness.grading.reports.table import family_table, submissions_table
-from cs336_harness.grading.results import SubmissionResult
+from cs336_harness.grading.results import Status, SubmissionResult
 from cs336_harness.grading.sandbox import Sandbox, check_sandbox
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
@@ -191,12 +193,33 @@ def _grade_all(
         for future in futures:
             future.add_done_callback(lambda _: progress.advance(task))
         try:
-            return [future.result() for future in futures]
+            graded = [future.result() for future in futures]
         except BaseException:  # Ctrl-C or a grader error: stop the other submissions too
             for future in futures:
                 future.cancel()
             grader.stop()
             raise
+    retry = [r.load != "" and r.timed_out for r in graded]
+    return [
+        _regraded_alone(grader, result, path, console) if again else result
+        for result, (_, path), again in zip(graded, submissions, retry, strict=True)
+    ]
+
+
+def _regraded_alone(
+    grader: Grader, first: SubmissionResult, path: Path, console: Console
+) -> SubmissionResult:
+    """A submission that timed out while others were graded beside it, graded again with
+    every other lane idle: its own slowness, not its neighbours', decides its verdict."""
+    console.print(f"regrading alone (timed out while {first.load}): {first.name}", markup=False)
+    again = grader.grade(first.name, path)
+    timed_out = sum(t.status == Status.TIMED_OUT for t in first.tests)
+    still = sum(t.status == Status.TIMED_OUT for t in again.tests)
+    note = (
+        f"{timed_out} test(s) timed out while it was {first.load}; it was graded again alone, "
+        f"and this report is that grading's ({still} timed out)"
+    )
+    return replace(again, name=first.name, notes=(*again.notes, note))
 
 
 def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -> None:
@@ -277,10 +300,14 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
     seed = _seed(args)
     workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
     grader: Grader | None = None
+    jobs = min(args.jobs, len(submissions) or 1)
+    groups = cgroups.set_up(jobs)
     try:
         fixtures = _trusted_fixtures(args, seed, workroot)
         bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle")
         sandbox = _sandbox(args, bundle, limits, errors)
+        if not groups.enabled:
+            errors.print(f"note: {groups.description}", markup=False, soft_wrap=True)
         info = RunInfo(
             sandbox=sandbox.description,
             inputs=_inputs(args, seed),
@@ -289,12 +316,14 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             visibility=args.visibility,
             class_size=len(everyone),
             shard=f"{index}/{count}",
+            resources=groups.description,
         )
-        grader = Grader(bundle, limits, sandbox, workroot, min(args.jobs, len(submissions) or 1))
+        grader = Grader(bundle, limits, sandbox, workroot, jobs, groups)
         graded = _grade_all(grader, submissions, args.jobs, errors)
     finally:
         if grader is not None:
             grader.stop()
+        groups.remove()
         remove_tree(workroot)
     return _report(graded, info, args, console, errors, positions)
 

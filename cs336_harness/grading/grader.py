@@ -8,6 +8,11 @@
 For one submission the grader copies what it contributes into a private directory, hands
 a lane the job, and reads the verdict record the judge wrote (`record.py`). A lane that
 stops answering past the submission's time is killed and replaced.
+
+Lanes do not take CPU from each other: each lane's judge and workers are in a cgroup of the
+same weight (`cgroups.py`), or, on a host without cgroups, pinned to a share of the CPUs.
+Each submission's result says whether another was graded beside it (`SubmissionResult.load`):
+one that timed out then is graded again, alone, before its verdict is final (`cli.py`).
 """
 
 from __future__ import annotations
@@ -27,10 +32,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from cs336_harness.grading import cgroups
+from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.limits import Limits
+from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import Job, read_record
-from cs336_harness.grading.remote import BOOT_TIMEOUT
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.submissions import copy_submission
@@ -88,12 +94,21 @@ def pytest_args(bundle: Bundle, job_file: Path) -> list[str]:
 
 
 class Lane:
-    """One judge process (`judge.py`) and the index that gives its workers their user id."""
+    """One judge process (`judge.py`) and the index that gives its workers their user id and
+    their cgroups; `lanes` of them share the host."""
 
-    def __init__(self, index: int, bundle: Bundle):
+    def __init__(self, index: int, bundle: Bundle, groups: Cgroups, lanes: int):
         self.index = index
         self.bundle = bundle
         self.process: subprocess.Popen[str] | None = None
+        self._procs = [str(d / "cgroup.procs") for d in groups.judge(index)]
+        self._cpus = None if groups.enabled else cgroups.lane_cpus(index, lanes)
+
+    def _confine(self) -> None:
+        """In the judge's forked child, before exec: join the lane's CPU share."""
+        cgroups.join(self._procs)
+        if self._cpus is not None:
+            os.sched_setaffinity(0, self._cpus)
 
     def _start(self) -> subprocess.Popen[str]:
         path = [str(self.bundle.trusted), *site_packages()]
@@ -108,6 +123,7 @@ class Lane:
             env=env,
             cwd=tempfile.gettempdir(),
             start_new_session=True,  # killing its group ends its pytest child too
+            preexec_fn=self._confine,
         )
 
     def run(self, args: list[str], log: Path, timeout: float) -> int | None:
@@ -138,16 +154,28 @@ class Lane:
 class Grader:
     """Grades submissions against one bundle; `grade` is safe to call from `jobs` threads."""
 
-    def __init__(self, bundle: Bundle, limits: Limits, sandbox: Sandbox, workroot: Path, jobs: int):
+    def __init__(
+        self,
+        bundle: Bundle,
+        limits: Limits,
+        sandbox: Sandbox,
+        workroot: Path,
+        jobs: int,
+        groups: Cgroups | None = None,
+    ):
         self.bundle = bundle
         self.limits = limits
         self.sandbox = sandbox
         self.workroot = workroot
-        self.lanes = [Lane(i, bundle) for i in range(jobs)]
+        self.cgroups = groups or Cgroups(unavailable="not asked for")
+        self.lanes = [Lane(i, bundle, self.cgroups, jobs) for i in range(jobs)]
         self._free: queue.SimpleQueue[Lane] = queue.SimpleQueue()
         for lane in self.lanes:
             self._free.put(lane)
         self._stopped = threading.Event()
+        # Which gradings are under way, and the most that ran beside each of them.
+        self._lock = threading.Lock()
+        self._beside: dict[int, int] = {}
 
     def stop(self) -> None:
         """Kill every judge (and so every worker): grading is over."""
@@ -157,12 +185,21 @@ class Grader:
 
     def grade(self, name: str, path: Path) -> SubmissionResult:
         lane = self._free.get()
+        key = id(threading.current_thread())
+        with self._lock:
+            self._beside[key] = len(self._beside)
+            for other in self._beside:
+                self._beside[other] = max(self._beside[other], len(self._beside) - 1)
         try:
             if self._stopped.is_set():
                 raise GraderError("grading was stopped")
-            return self._grade(lane, name, path)
+            result = self._grade(lane, name, path)
         finally:
+            with self._lock:
+                beside = self._beside.pop(key)
             self._free.put(lane)
+        load = f"graded beside {beside} other submission{'s' * (beside > 1)}" if beside else ""
+        return replace(result, load=load)
 
     def _grade(self, lane: Lane, name: str, path: Path) -> SubmissionResult:
         started = time.monotonic()
@@ -177,9 +214,10 @@ class Grader:
                 lane=lane.index,
                 limits=self.limits,
                 sandbox=self.sandbox,
+                cgroups=self.cgroups,
             )
             (home / "job.json").write_text(job.to_json())
-            timeout = self.limits.submission_timeout + BOOT_TIMEOUT + JUDGE_SLACK
+            timeout = self.limits.submission_wall + BOOT_WALL + JUDGE_SLACK
             args = pytest_args(self.bundle, home / "job.json")
             returncode = lane.run(args, home / "judge.log", timeout)
             if self._stopped.is_set():
@@ -221,4 +259,5 @@ class Grader:
             output=output,
             wall_time=time.monotonic() - started,
             workers=record.workers,
+            peak_memory=record.peak_memory,
         )

@@ -1,23 +1,31 @@
 """What a submission may use while it is graded, and the resource limits that enforce it.
 
-- Time: each adapter call gets `test_timeout` seconds, importing the adapters too; all of a
-  submission's calls together get `submission_timeout`. The judge waits for the worker's
-  reply with a deadline and kills the worker when it passes, so no code of the submission
-  (a C loop holding the GIL included) can outlast its time. `RLIMIT_CPU` backs this up.
-- Memory: `RLIMIT_DATA`, not `RLIMIT_AS`. `import torch` maps ~3.2 GiB of address space (its
-  CUDA build's shared libraries) but only ~0.8 GiB of data; RLIMIT_DATA counts private
-  writable memory (malloc, mmap, tensors) and not library mappings, so it bounds what a
-  submission can allocate without breaking the import. An allocation past it fails in the
-  call that made it (MemoryError, or torch's "can't allocate memory").
+- Time: each adapter call gets `test_timeout` seconds of the CPU time its worker uses,
+  importing the adapters too, and all of a submission's calls together `submission_timeout`
+  (`timekeeping`): a busy host slows a call without using up its limit. What uses no CPU (a
+  sleep, a deadlock) is stopped by wall-clock caps, `call_wall` and `submission_wall`. The
+  judge kills the worker when a limit passes, so no code of the submission (a C loop holding
+  the GIL included) can outlast its time; `RLIMIT_CPU` backs this up. The worker's start-up
+  (Python, torch, the harness: no submission code yet) is charged to nobody, under a
+  wall-clock cap of its own, `BOOT_WALL`.
+- Memory: with cgroups (`cgroups`), one limit of `memory` bytes on everything the worker's
+  processes hold together: private and shared memory, memfds, System V segments, its /tmp's
+  pages and the kernel's objects for them. In each process also `RLIMIT_DATA`, not
+  `RLIMIT_AS`: `import torch` maps ~3.2 GiB of address space (its CUDA build's shared
+  libraries) but only ~0.8 GiB of data; RLIMIT_DATA counts private writable memory (malloc,
+  mmap, tensors) and not library mappings, so an ordinary allocation past the limit fails
+  in the call that made it (MemoryError, or torch's "can't allocate memory") rather than
+  being killed. Without cgroups RLIMIT_DATA is all there is, per process.
 - Output: `RLIMIT_FSIZE` caps every file the worker writes, its log included, and the
-  sandbox's /tmp is a tmpfs of the same size. Replies larger than `reply` bytes are refused
-  before they are read.
-- Processes: `RLIMIT_NPROC` (threads count) when the worker has a user id of its own,
-  which it does when the grader runs as root (see `sandbox`).
+  sandbox's /tmp is a tmpfs of the same size holding at most `files` files and folders.
+  Replies larger than `reply` bytes are refused before they are read.
+- Processes: `processes` tasks (threads count) in the worker's cgroup; `RLIMIT_NPROC` too
+  when the worker has a user id of its own, which it does when the grader runs as root.
 - `RLIMIT_CORE` 0: a crashing submission must not leave a core dump of a 1 GiB process.
 
-Defaults: 30 s per call (the slowest correct call takes 0.6 s), 600 s per submission
-(Gradescope's default), 4 GiB of data, 64 MiB per file, 256 MiB per reply, 64 processes.
+Defaults: 30 s per call (the slowest correct call takes 0.6 s of CPU), 600 s per submission
+(Gradescope's default), 4 GiB of memory, 64 MiB per file, 4,096 files in /tmp (a correct
+submission writes a handful: checkpoints in the probes), 256 MiB per reply, 64 processes.
 """
 
 from __future__ import annotations
@@ -28,6 +36,10 @@ import resource
 from dataclasses import asdict, dataclass
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# Starting the worker (Python, torch, torch._dynamo and the harness: ~8 s of one core) before
+# any submission code runs. Charged to nobody; the cap only catches a host too overloaded to
+# grade, and a start that misses it is retried with the submission graded alone.
+BOOT_WALL = 300.0
 
 
 def parse_size(text: str) -> int:
@@ -53,6 +65,18 @@ class Limits:
     output: int = 64 << 20
     reply: int = 256 << 20
     processes: int = 64
+    files: int = 4096
+
+    @property
+    def call_wall(self) -> float:
+        """Wall-clock cap of one call: twice its CPU limit, so that a call on a core shared
+        with one other busy process still finishes, and at least 10 s more."""
+        return max(2 * self.test_timeout, self.test_timeout + 10)
+
+    @property
+    def submission_wall(self) -> float:
+        """Wall-clock cap of a submission's calls together (worker starts not counted)."""
+        return 2 * self.submission_timeout
 
     def to_dict(self) -> dict[str, float | int]:
         return asdict(self)

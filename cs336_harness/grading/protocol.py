@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
-import time
 from typing import Any
 
 import torch
 from safetensors.torch import load, save
+
+from cs336_harness.grading.timekeeping import Deadline
 
 HEADER = 8
 TENSOR_KEY = "__tensor__"
@@ -47,6 +47,13 @@ DTYPES = frozenset(
 )
 # What one string in a message may hold (an exception's message, say).
 TEXT_CHARS = 2000
+# A frame's safetensors header (tensor table and message) is JSON that the judge must parse
+# into Python objects, which cost ~30 times their text: a 60 MB list of zeros fits under the
+# reply limit and costs 820 MiB to decode. The largest header of a correct submission's run
+# (the BPE probe's vocabulary and merges for 10,000 tokens) is ~1.2 MB; 4 MiB bounds what
+# one decode can cost at ~120 MiB, and a header declaring more is refused unread.
+HEADER_BYTES = 4 << 20
+MAX_TENSORS = 4096
 
 
 class ProtocolError(Exception):
@@ -97,9 +104,26 @@ def _unpack(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return value
 
 
+def _check_header(body: bytes) -> None:
+    """Refuse a frame whose header is too large to parse, or declares more tensors or more
+    bytes than the body holds, before anything is decoded."""
+    size = int.from_bytes(body[:HEADER], "little")
+    if size > HEADER_BYTES:
+        raise ProtocolError(f"a header of {size} bytes, over the limit of {HEADER_BYTES}")
+    if HEADER + size > len(body):
+        raise ProtocolError("a header longer than the frame")
+    # Counted on the raw text: every tensor entry names its "data_offsets" once.
+    tensors = body[HEADER : HEADER + size].count(b'"data_offsets"')
+    if tensors > MAX_TENSORS:
+        raise ProtocolError(f"{tensors} tensors, over the limit of {MAX_TENSORS}")
+
+
 def decode(body: bytes) -> dict[str, Any]:
     """The message in one frame's body. Checks everything a hostile sender could get wrong."""
+    _check_header(body)
     try:
+        # safetensors checks every tensor's dtype, shape and offsets against the bytes that
+        # follow, so the tensors it builds never hold more than the (bounded) frame.
         tensors = load(body)
         size = int.from_bytes(body[:HEADER], "little")
         metadata = json.loads(body[HEADER : HEADER + size]).get("__metadata__") or {}
@@ -114,40 +138,37 @@ def decode(body: bytes) -> dict[str, Any]:
     return _unpack(message, tensors)
 
 
-def write_all(fd: int, frame: bytes, deadline: float | None = None) -> None:
+class Closed(Exception):
+    """The other end closed the pipe (the worker exited or was killed)."""
+
+
+def _deadline(deadline: float | Deadline | None) -> Deadline | None:
+    return Deadline(deadline) if isinstance(deadline, float | int) else deadline
+
+
+def write_all(fd: int, frame: bytes, deadline: float | Deadline | None = None) -> None:
     """Write `frame` whole; with a `deadline`, `fd` must be non-blocking and a reader that
     stops reading makes this raise Timeout rather than block forever."""
     data = memoryview(frame)
+    clock = _deadline(deadline)
     while data:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
-                raise Timeout
+        if clock is not None:
+            clock.wait(fd, write=True)
         try:
             data = data[os.write(fd, data) :]
         except BlockingIOError:
             continue
 
 
-def write_frame(fd: int, message: dict[str, Any], deadline: float | None = None) -> None:
+def write_frame(fd: int, message: dict[str, Any], deadline: float | Deadline | None = None) -> None:
     write_all(fd, encode(message), deadline)
 
 
-class Timeout(Exception):
-    """No complete frame arrived before the deadline."""
-
-
-class Closed(Exception):
-    """The other end closed the pipe (the worker exited or was killed)."""
-
-
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+def _read_exactly(fd: int, size: int, deadline: Deadline | None) -> bytes:
     chunks, left = [], size
     while left:
         if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise Timeout
+            deadline.wait(fd)
         chunk = os.read(fd, min(left, 1 << 20))
         if not chunk:
             raise Closed
@@ -156,10 +177,19 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int, deadline: float | None = None, max_bytes: int | None = None) -> dict:
-    """The next message on `fd`, by `deadline` (time.monotonic()); frames past `max_bytes`
-    are refused before their body is read."""
-    size = int.from_bytes(_read_exactly(fd, HEADER, deadline), "little")
+def read_frame(
+    fd: int, deadline: float | Deadline | None = None, max_bytes: int | None = None
+) -> dict:
+    """The next message on `fd`, by `deadline` (time.monotonic(), or a `Deadline`); frames
+    past `max_bytes` are refused before their body is read."""
+    clock = _deadline(deadline)
+    size = int.from_bytes(_read_exactly(fd, HEADER, clock), "little")
     if max_bytes is not None and size > max_bytes:
         raise ProtocolError(f"a reply of {size} bytes, over the limit of {max_bytes}")
-    return decode(_read_exactly(fd, size, deadline))
+    if size >= HEADER:  # the safetensors header's length comes first: refuse it unread
+        header = int.from_bytes(_read_exactly(fd, HEADER, clock), "little")
+        if header > HEADER_BYTES:
+            raise ProtocolError(f"a header of {header} bytes, over the limit of {HEADER_BYTES}")
+        rest = _read_exactly(fd, size - HEADER, clock)
+        return decode(header.to_bytes(HEADER, "little") + rest)
+    return decode(_read_exactly(fd, size, clock))

@@ -6,6 +6,8 @@ JSON line per event, flushed at once:
 
     {"event": "collected", "tests": [{"nodeid": ..., "family": ..., "kind": ...}, ...]}
     {"event": "worker"}                       a worker process was started
+    {"event": "worker_end", "peak_memory": N} and ended: the most memory its cgroup held
+                                              (0: no cgroup)
     {"event": "start", "nodeid": ...}
     {"event": "finish", "nodeid": ..., "status": ..., "message": ..., "details": ...,
      "duration": ...}
@@ -17,7 +19,6 @@ code, so the record is the verdict; the reader still bounds what it loads.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -28,6 +29,7 @@ import pytest
 from _pytest.outcomes import OutcomeException
 
 from cs336_harness.adapter_loader import AdapterImportFailure, NotImplementedFailure
+from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.limits import Limits
 from cs336_harness.grading.remote import (
     BadReply,
@@ -37,7 +39,7 @@ from cs336_harness.grading.remote import (
     WorkerTimeout,
 )
 from cs336_harness.grading.results import CONTRACT, HARDENING, GradedTest, Status
-from cs336_harness.grading.sandbox import Sandbox
+from cs336_harness.grading.sandbox import Sandbox, Worker
 
 # Caps on what one test puts in the record: messages quote the submission's exceptions.
 MESSAGE_CHARS = 300
@@ -56,6 +58,7 @@ class Job:
     lane: int
     limits: Limits
     sandbox: Sandbox
+    cgroups: Cgroups = field(default_factory=Cgroups)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -67,6 +70,7 @@ class Job:
                 "lane": self.lane,
                 "limits": self.limits.to_dict(),
                 "sandbox": asdict(self.sandbox),
+                "cgroups": self.cgroups.to_dict(),
             }
         )
 
@@ -83,6 +87,7 @@ class Job:
             sandbox=Sandbox(
                 **{k: tuple(v) if isinstance(v, list) else v for k, v in data["sandbox"].items()}
             ),
+            cgroups=Cgroups.from_dict(data.get("cgroups")),
         )
 
 
@@ -164,11 +169,11 @@ class Recorder:
         job = self.job
         start = partial(job.sandbox.start, job.harness, job.submission, job.lane, job.limits)
         self.adapters = RemoteAdapters(
-            start_worker=lambda: start(job.worker_log),
+            start_worker=lambda serial: start(job.worker_log, job.cgroups, serial),
             limits=job.limits,
-            deadline=time.monotonic() + job.limits.submission_timeout,
             log=job.worker_log,
             on_start=lambda: self.write("worker"),
+            on_exit=self._worker_ended,
         )
         self.adapters.start()  # it boots while the tests are collected
         return self.adapters
@@ -187,6 +192,9 @@ class Recorder:
             for item in session.items
         ]
         self.write("collected", tests=tests)
+
+    def _worker_ended(self, worker: Worker) -> None:
+        self.write("worker_end", peak_memory=worker.peak_memory())
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.verdicts[nodeid] = {"status": Status.PASSED, "message": "", "details": ""}
@@ -223,6 +231,8 @@ class RunRecord:
     collected: list[tuple[str, str, str]] | None = None  # (node id, family, kind)
     finished: dict[str, GradedTest] = field(default_factory=dict)
     workers: int = 0
+    # The most memory one worker's cgroup held at once (0: no cgroup, or none reported).
+    peak_memory: int = 0
 
 
 def _lines(path: Path) -> Iterator[bytes]:
@@ -251,6 +261,8 @@ def read_record(path: Path) -> RunRecord:
                 ]
             elif kind == "worker":
                 record.workers += 1
+            elif kind == "worker_end":
+                record.peak_memory = max(record.peak_memory, int(event["peak_memory"]))
             elif kind == "finish":
                 test = GradedTest(
                     nodeid=str(event["nodeid"]),

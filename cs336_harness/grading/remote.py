@@ -11,7 +11,7 @@ worker becomes one test's failure:
 | the adapter raises                    | gets `SubmissionRaised` (an `Exception`)   |
 | missing, or NotImplementedError       | fails "not implemented: run_x"             |
 | importing the adapters fails or hangs | fails, and so does every later call        |
-| no reply within the time limit        | times out; the worker is killed            |
+| past its CPU time or wall-clock cap   | times out; the worker is killed            |
 | the worker dies                       | crashes; the next call starts a new worker |
 | a malformed or oversized reply        | fails; the worker is killed                |
 """
@@ -30,13 +30,12 @@ from typing import Any
 from _pytest.outcomes import Failed
 
 from cs336_harness.adapter_loader import AdapterImportFailure, NotImplementedFailure
-from cs336_harness.grading.limits import Limits, format_size
-from cs336_harness.grading.protocol import Closed, ProtocolError, Timeout, read_frame, write_frame
+from cs336_harness.grading.limits import BOOT_WALL, Limits, format_size
+from cs336_harness.grading.protocol import Closed, ProtocolError, read_frame, write_frame
+from cs336_harness.grading.sandbox import Worker
+from cs336_harness.grading.timekeeping import CallClock, Deadline, Timeout
 from cs336_harness.probes import needs_of
 
-# Starting Python and importing torch, before any submission code runs: generous, since
-# graded submissions share the cores; it counts against the submission's time all the same.
-BOOT_TIMEOUT = 120.0
 # How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
 MEMORY_SIGNS = ("MemoryError", "can't allocate memory")
 LOG_TAIL = 4000
@@ -48,6 +47,10 @@ class SubmissionRaised(Exception):
 
 class WorkerTimeout(Failed):
     """The worker did not answer in time and was stopped."""
+
+
+class BootTimeout(WorkerTimeout):
+    """The worker did not start in time: no submission code had run, the host was too busy."""
 
 
 class WorkerCrash(Failed):
@@ -98,70 +101,119 @@ def _raised_message(kind: str, message: str, limits: Limits) -> str:
 class RemoteAdapters:
     """`run_*` calls answered by a worker that `start_worker` launches (again after a crash).
 
-    `deadline` (time.monotonic()) ends the submission's time: a call still running then
-    times out, and later calls fail at once.
+    Time is charged as `timekeeping` says: each call's CPU time, under `limits`' caps, adds
+    up to the submission's; a worker's start-up is charged to nobody. `on_start` and
+    `on_exit` are told of every worker started and ended (for the verdict record).
     """
 
     def __init__(
         self,
-        start_worker: Callable[[], subprocess.Popen[bytes]],
+        start_worker: Callable[[int], Worker],
         limits: Limits,
-        deadline: float,
         log: Path,
         on_start: Callable[[], None] = lambda: None,
+        on_exit: Callable[[Worker], None] = lambda worker: None,
     ):
         self._start_worker = start_worker
         self.limits = limits
-        self.deadline = deadline
         self.log = log
         self._on_start = on_start
-        self.worker: subprocess.Popen[bytes] | None = None
+        self._on_exit = on_exit
+        self.worker: Worker | None = None
+        self._started = 0
         self._booted = False
+        # What the submission's calls used so far: CPU seconds, and wall-clock seconds.
+        self.cpu_spent = 0.0
+        self.wall_spent = 0.0
         # Set once importing the adapters failed: every call fails the same way after it.
         self._import_failure: Failed | None = None
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        assert self.worker is not None
+        return self.worker.process
 
     # -- the worker's life -------------------------------------------------------------
 
     def start(self) -> None:
         """Start a worker now, so that it boots while the tests are collected."""
         if self.worker is None and self._import_failure is None:
-            self.worker = self._start_worker()
-            assert self.worker.stdin is not None
+            self.worker = self._start_worker(self._started)
+            self._started += 1
+            assert self.process.stdin is not None
             # Requests are written with a deadline: a worker that stops reading can't block us.
-            os.set_blocking(self.worker.stdin.fileno(), False)
+            os.set_blocking(self.process.stdin.fileno(), False)
             self._booted = False
             self._on_start()
 
     def close(self) -> None:
         """Stop the worker (and, through the sandbox, everything it started)."""
         if self.worker is not None:
+            worker, self.worker = self.worker, None
             with contextlib.suppress(ProcessLookupError):
-                self.worker.kill()
-            self.worker.wait()
-            for pipe in (self.worker.stdin, self.worker.stdout):
+                worker.process.kill()
+            worker.process.wait()
+            for pipe in (worker.process.stdin, worker.process.stdout):
                 if pipe is not None:
                     pipe.close()
-            self.worker = None
+            self._on_exit(worker)
+            worker.release()
 
     def _died(self) -> str:
         """Reap a worker that closed its pipe; how it ended, for a message."""
         assert self.worker is not None
         try:
-            returncode = self.worker.wait(timeout=5)
+            returncode = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             returncode = None
         how = _exit_description(returncode)
+        if self.worker.oom_kills():
+            how += (
+                f": its processes together passed the memory limit "
+                f"({format_size(self.limits.memory)}), and the kernel stopped them"
+            )
         self.close()
         return f"{how}{_fatal_line(self.log)}"
 
-    def _receive(self, deadline: float) -> dict[str, Any]:
-        assert self.worker is not None and self.worker.stdout is not None
-        return read_frame(self.worker.stdout.fileno(), deadline, self.limits.reply)
+    def _receive(self, deadline: Deadline) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        return read_frame(self.process.stdout.fileno(), deadline, self.limits.reply)
 
     def _fail_import(self, failure: Failed) -> Failed:
         self._import_failure = failure
         self.close()
         return failure
+
+    def _clock(self) -> CallClock:
+        """The deadline of one call (or the import): its CPU limit and wall-clock cap, or
+        what is left of the submission's, whichever is less."""
+        limits = self.limits
+        cpu_left = limits.submission_timeout - self.cpu_spent
+        wall_left = limits.submission_wall - self.wall_spent
+        out = f"the submission's time limit ({limits.submission_timeout:g} s of CPU"
+        if cpu_left < limits.test_timeout:
+            cpu_reason = f"{out}) ran out"
+        else:
+            cpu_reason = f"no answer within {limits.test_timeout:g} s of CPU time"
+        if wall_left < limits.call_wall:
+            wall_reason = f"{out}, {limits.submission_wall:g} s of wall-clock time) ran out"
+        else:
+            wall_reason = (
+                f"no answer within {limits.call_wall:g} s of wall-clock time "
+                "(waiting, sleeping or blocked)"
+            )
+        assert self.worker is not None
+        return CallClock(
+            self.worker.cpu_seconds,
+            min(limits.test_timeout, cpu_left),
+            min(limits.call_wall, wall_left),
+            cpu_reason,
+            wall_reason,
+        )
+
+    def _charge(self, clock: CallClock) -> None:
+        self.cpu_spent += clock.used()
+        self.wall_spent += clock.elapsed()
 
     def _ready(self) -> None:
         """Wait until the worker has booted and imported the adapters."""
@@ -171,13 +223,17 @@ class RemoteAdapters:
         if self._booted:
             return
         # No code of the submission runs before "booted": a failure here is the host's
-        # (the sandbox, the environment), and retrying would only fail again.
+        # (the sandbox, the environment, a machine too busy), and is charged to nobody.
         try:
-            boot = self._receive(min(time.monotonic() + BOOT_TIMEOUT, self.deadline))
+            boot = self._receive(Deadline(time.monotonic() + BOOT_WALL))
             if not boot.get("booted"):
                 raise ProtocolError("the worker did not start as the protocol says")
         except Timeout:
-            raise self._fail_import(self._out_of_time("the worker did not start in time")) from None
+            message = (
+                f"the worker did not start within {BOOT_WALL:g} s (no submission code had run: "
+                "the host was too busy)"
+            )
+            raise self._fail_import(BootTimeout(message, pytrace=False)) from None
         except Closed:
             message = f"the worker could not start: it {self._died()}"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
@@ -188,11 +244,11 @@ class RemoteAdapters:
         self._await_import()
 
     def _await_import(self) -> None:
-        timeout = self.limits.test_timeout
+        clock = self._clock()
         try:
-            reply = self._receive(min(time.monotonic() + timeout, self.deadline))
-        except Timeout:
-            message = f"importing the adapters took longer than {timeout:g} s; stopped"
+            reply = self._receive(clock)
+        except Timeout as timeout:
+            message = f"importing the adapters: {timeout}; stopped"
             raise self._fail_import(WorkerTimeout(message, pytrace=False)) from None
         except Closed:
             message = f"cannot import adapters: the worker {self._died()} while importing them"
@@ -200,6 +256,8 @@ class RemoteAdapters:
         except ProtocolError as error:
             message = f"cannot import adapters: the worker broke the protocol: {error}"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
+        finally:
+            self._charge(clock)
         if "import_error" in reply:
             message = f"cannot import adapters: {reply['import_error']}"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False))
@@ -207,13 +265,18 @@ class RemoteAdapters:
             message = "cannot import adapters: the worker broke the protocol"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False))
 
-    def _out_of_time(self, what: str) -> WorkerTimeout:
-        if time.monotonic() >= self.deadline:
-            limit = self.limits.submission_timeout
-            return WorkerTimeout(
-                f"the submission's time limit ({limit:g} s) ran out: {what}", pytrace=False
-            )
-        return WorkerTimeout(what, pytrace=False)
+    def _out_of_time(self) -> WorkerTimeout | None:
+        limits = self.limits
+        if self.cpu_spent >= limits.submission_timeout:
+            what = f"{limits.submission_timeout:g} s of CPU"
+        elif self.wall_spent >= limits.submission_wall:
+            what = f"{limits.submission_wall:g} s of wall-clock time"
+        else:
+            return None
+        return WorkerTimeout(
+            f"the submission's time limit ({what}) ran out: this call was not made",
+            pytrace=False,
+        )
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -238,26 +301,27 @@ class RemoteAdapters:
 
     def _request(self, name: str, request: dict[str, Any]) -> Any:
         __tracebackhide__ = True
-        if time.monotonic() >= self.deadline:
-            raise self._out_of_time("this call was not made")
+        out_of_time = self._out_of_time()
+        if out_of_time is not None:
+            raise out_of_time
         self._ready()
-        assert self.worker is not None and self.worker.stdin is not None
-        deadline = min(time.monotonic() + self.limits.test_timeout, self.deadline)
+        assert self.process.stdin is not None
+        clock = self._clock()
         try:
-            write_frame(self.worker.stdin.fileno(), request, deadline)
-            reply = self._receive(deadline)
+            write_frame(self.process.stdin.fileno(), request, clock)
+            reply = self._receive(clock)
         except (BrokenPipeError, Closed):
             raise WorkerCrash(
                 f"the worker {self._died()} during this call", pytrace=False
             ) from None
-        except Timeout:
+        except Timeout as timeout:
             self.close()
-            raise self._out_of_time(
-                f"no answer within {self.limits.test_timeout:g} s; the worker was stopped"
-            ) from None
+            raise WorkerTimeout(f"{timeout}; the worker was stopped", pytrace=False) from None
         except ProtocolError as error:
             self.close()
             raise BadReply(f"{name} sent back {error}", pytrace=False) from None
+        finally:
+            self._charge(clock)
         return self._result(name, reply)
 
     def _result(self, name: str, reply: dict[str, Any]) -> Any:

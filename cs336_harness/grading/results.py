@@ -72,3 +72,15 @@ class SubmissionResult:
     wall_time: float
     # Worker processes it took: one, plus one per crash or time-out that ended a worker.
     workers: int
+    # The most memory one of its workers held at once, all its processes together, as the
+    # worker's cgroup measured it from outside (0: graded without cgroups).
+    peak_memory: int = 0
+    # Whether other submissions were graded beside it ("graded beside 3 other submissions"),
+    # which decides whether a time-out is final.
+    load: str = ""
+    # What the reports must say about how it was graded (a regrade, parts left out).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def timed_out(self) -> bool:
+        return any(t.status == Status.TIMED_OUT for t in self.tests)

@@ -13,7 +13,10 @@ in `bwrap` (Debian's `bubblewrap`) with
 - an unprivileged user: when the grader runs as root, the worker drops to a user id of its
   own (`uid_base` + the grading lane) with no capabilities and `no_new_privs` (util-linux's
   `setpriv`); otherwise bwrap maps the grader's own user into a user namespace;
-- the resource limits of `limits.Limits` (data memory, file size, CPU time, processes).
+- the resource limits of `limits.Limits` (data memory, file size, CPU time, processes);
+  with cgroups (`cgroups.py`) a group of its own bounding the memory and processes of its
+  whole tree, and counting its CPU time; as root, a /tmp bounded in files as well as bytes
+  (a tmpfs mounted with `nr_inodes` in a mount namespace of its own, gone with the worker).
 
 `--no-sandbox` starts the worker as a plain child process with the same limits, for hosts
 without bubblewrap; every report then says so.
@@ -21,6 +24,7 @@ without bubblewrap; every report then says so.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -31,8 +35,11 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cs336_harness.grading import cgroups
+from cs336_harness.grading.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.limits import Limits, apply_rlimits
+from cs336_harness.grading.timekeeping import process_tree_cpu_seconds
 
 HARNESS_MOUNT = "/harness"
 SUBMISSION_MOUNT = "/submission"
@@ -42,6 +49,10 @@ WORKER_MODULE = "cs336_harness.grading.worker"
 # 64000–64999 for system use, out of the range handed to people's accounts.
 UID_BASE = 64000
 PR_SET_PDEATHSIG = 1
+# unshare(2) and mount(2) flags, for the private /tmp (os.unshare is Python 3.12+ only).
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+_LIBC = ctypes.CDLL(None, use_errno=True)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or pass --no-sandbox"
 # The environment is rebuilt from nothing: no variable of the grader's reaches the worker.
 ENV = {
@@ -95,7 +106,55 @@ def _readable_parents(destinations: list[str]) -> list[str]:
 
 
 def _set_parent_death_signal() -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def mount_private_tmp(directory: str, limits: Limits) -> None:
+    """In a new mount namespace, mount a tmpfs bounded in bytes and in files on `directory`,
+    for bwrap to bind as /tmp. bwrap's own `--tmpfs` takes a size but no file count, and 100,000
+    empty files cost the kernel ~330 MiB. Runs in the forked child before exec (only system
+    calls); the mount exists in no other namespace and ends with the worker's last process."""
+    options = f"size={limits.output},nr_inodes={limits.files},mode=1777".encode()
+    _check(_LIBC.unshare(CLONE_NEWNS), "unshare")
+    _check(_LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    _check(_LIBC.mount(b"tmpfs", directory.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options),
+           "mount tmpfs")  # fmt: skip
+
+
+@dataclass
+class Worker:
+    """A started worker: its process (its protocol on stdin and stdout), its cgroup where
+    there is one, and the host directory its private /tmp is mounted on."""
+
+    process: subprocess.Popen[bytes]
+    group: WorkerGroup | None = None
+    tmp: Path | None = None
+
+    def cpu_seconds(self) -> float:
+        """CPU time of everything the worker ran so far."""
+        if self.group is not None:
+            return self.group.cpu_seconds()
+        return process_tree_cpu_seconds(self.process.pid)
+
+    def oom_kills(self) -> int:
+        return self.group.oom_kills() if self.group is not None else 0
+
+    def peak_memory(self) -> int:
+        return self.group.peak_memory() if self.group is not None else 0
+
+    def release(self) -> None:
+        """After the process has ended: remove its group and its /tmp's mount point."""
+        if self.group is not None:
+            self.group.remove()
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                self.tmp.rmdir()
 
 
 @dataclass(frozen=True)
@@ -123,8 +182,16 @@ class Sandbox:
     def _as_root(self) -> bool:
         return os.geteuid() == 0
 
-    def command(self, harness: Path, submission: Path, lane: int, limits: Limits) -> list[str]:
-        """The worker's command line; `harness` holds the `cs336_harness` package."""
+    @property
+    def private_tmp(self) -> bool:
+        """Whether /tmp is the file-bounded tmpfs of `mount_private_tmp` (needs root)."""
+        return self.enabled and self._as_root()
+
+    def command(
+        self, harness: Path, submission: Path, lane: int, limits: Limits, tmp: Path | None = None
+    ) -> list[str]:
+        """The worker's command line; `harness` holds the `cs336_harness` package, `tmp` the
+        private tmpfs to bind as /tmp (else bwrap makes one bounded in bytes only)."""
         adapters = "tests/adapters.py"
         if not self.enabled:
             worker = [sys.executable, "-S", "-m", WORKER_MODULE, str(submission / adapters)]
@@ -138,7 +205,10 @@ class Sandbox:
             (str(submission), SUBMISSION_MOUNT),
         ]
         # The tmpfs first: a Python environment that lives under /tmp is mounted over it.
-        command = [bwrap, "--size", str(limits.output), "--perms", "1777", "--tmpfs", "/tmp"]
+        if tmp is not None:
+            command = [bwrap, "--bind", str(tmp), "/tmp"]
+        else:
+            command = [bwrap, "--size", str(limits.output), "--perms", "1777", "--tmpfs", "/tmp"]
         command += [*_system_mounts(), *_readable_parents([d for _, d in binds])]
         for source, dest in binds:
             command += ["--ro-bind", source, dest]
@@ -180,19 +250,37 @@ class Sandbox:
         return ENV | {"PYTHONPATH": os.pathsep.join([str(harness), *self.site])}
 
     def start(
-        self, harness: Path, submission: Path, lane: int, limits: Limits, log: Path
-    ) -> subprocess.Popen[bytes]:
-        """Start a worker; its protocol is on the returned process's stdin and stdout."""
+        self,
+        harness: Path,
+        submission: Path,
+        lane: int,
+        limits: Limits,
+        log: Path,
+        groups: Cgroups | None = None,
+        serial: int = 0,
+    ) -> Worker:
+        """Start a worker (the `serial`-th of its lane's submission); its protocol is on the
+        process's stdin and stdout. Its /tmp's mount point is made beside `log`."""
         rlimits = limits.rlimits(own_user=self.enabled and self._as_root())
+        group = groups.worker(lane, serial) if groups is not None and groups.enabled else None
+        if group is not None:
+            group.create(limits.memory, limits.processes)
+        procs = group.procs_files() if group is not None else []
+        tmp = log.parent / f"worker-tmp-{serial}" if self.private_tmp else None
+        if tmp is not None:
+            tmp.mkdir(exist_ok=True)
 
         def prepare() -> None:
+            cgroups.join(procs)
             apply_rlimits(rlimits)
+            if tmp is not None:
+                mount_private_tmp(str(tmp), limits)
             if not self.enabled:  # bwrap's --die-with-parent does this inside the sandbox
                 _set_parent_death_signal()
 
         with log.open("ab") as stderr:
-            return subprocess.Popen(
-                self.command(harness, submission, lane, limits),
+            process = subprocess.Popen(
+                self.command(harness, submission, lane, limits, tmp),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -201,6 +289,7 @@ class Sandbox:
                 start_new_session=True,
                 preexec_fn=prepare,
             )
+        return Worker(process, group, tmp)
 
 
 # What the worker must not find in site-packages: the reference implementation and the
@@ -221,11 +310,23 @@ def check_sandbox(sandbox: Sandbox, harness: Path, limits: Limits) -> None:
         )
     probe = harness.parent / "probe-submission"
     probe.mkdir(exist_ok=True)
-    command = sandbox.command(harness, probe, 0, limits)
+    tmp = harness.parent / "probe-tmp" if sandbox.private_tmp else None
+    if tmp is not None:
+        tmp.mkdir(exist_ok=True)
+    command = sandbox.command(harness, probe, 0, limits, tmp)
     # Everything up to the interpreter, then a Python that finds the harness and exits.
     command = [*command[: command.index(sys.executable)], sys.executable, "-S", "-c",
                "import cs336_harness"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd="/tmp")
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            cwd="/tmp",
+            preexec_fn=None if tmp is None else lambda: mount_private_tmp(str(tmp), limits),
+        )
+    except subprocess.SubprocessError as error:  # the private /tmp could not be mounted
+        raise GraderError(f"the sandbox's /tmp cannot be set up: {error}") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise GraderError(f"the sandbox cannot be set up: {last}; {INSTALL_HINT}")

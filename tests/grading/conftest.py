@@ -46,10 +46,23 @@ class GradingRun:
 
 
 def grade(
-    *args: str | Path, out: Path, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None
+    *args: str | Path,
+    out: Path,
+    cwd: Path = REPO_ROOT,
+    env: dict[str, str] | None = None,
+    cpus: set[int] | None = None,
 ) -> GradingRun:
+    """Run the grader; `cpus`: the only CPUs it and everything it starts may use."""
     command = [sys.executable, "-m", "cs336_harness.grading", *map(str, args), "--out", str(out)]
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
+    )
     return GradingRun(done.returncode, done.stdout, done.stderr, out)
 
 

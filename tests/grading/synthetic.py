@@ -467,3 +467,129 @@ LINKS = _stored_answers(
     places = [Path(cs336_basics.__file__).parent / "answers" / "softmax.safetensors"]
     """
 )
+
+
+# -- submissions that take from their neighbours or from the host ---------------------
+
+# From its first call on, keeps 30 processes spinning, each in a session of its own (the
+# kernel's autogroups share the CPU between sessions, so 30 sessions take 30 shares), and
+# answers every call 0.15 s late (so that its grading outlasts a neighbour's start);
+# otherwise correct. A neighbour graded beside it must keep its grade (lanes weigh the same
+# and autogroups do not apply inside them; time is charged in CPU seconds).
+BUSY = 30
+KEEPS_HOST_BUSY = Synthetic(
+    adapters_tail=f"""
+    import functools
+    import os
+    import time
+
+    _spinning = []
+
+    def _late(function):
+        @functools.wraps(function)
+        def late(*args, **kwargs):
+            while len(_spinning) < {BUSY}:
+                _spinning.append(os.fork())
+                if _spinning[-1] == 0:
+                    os.setsid()
+                    while True:
+                        pass
+            time.sleep(0.15)
+            return function(*args, **kwargs)
+        return late
+
+    for _name in [n for n in globals() if n.startswith("run_")]:
+        globals()[_name] = _late(globals()[_name])
+    """
+)
+
+
+# Each holds 1.5 GiB by a route that RLIMIT_DATA does not count, at import, and makes the
+# import fail unless it really held it all: graded with `--memory-limit 1G`, it scores
+# full marks exactly when the limit did not bound it.
+ESCAPE = 3 << 29
+_HOLD_CHECK = """
+    if _held < {size}:
+        raise SystemExit(f"held only {{_held}} bytes")
+    print(f"held {{_held}} bytes beyond the limit", flush=True)
+"""
+
+
+def _holds(code: str) -> Synthetic:
+    return Synthetic(
+        adapters_tail=code.replace("SIZE", str(ESCAPE)) + _HOLD_CHECK.format(size=ESCAPE)
+    )
+
+
+SHARED_MAPPING = _holds(
+    """
+    import mmap
+
+    _map = mmap.mmap(-1, SIZE, flags=mmap.MAP_SHARED)
+    for _offset in range(0, SIZE, 4096):
+        _map[_offset] = 1
+    _held = SIZE
+    """
+)
+
+# In memfds of 32 MiB each: one memfd is a file, which RLIMIT_FSIZE caps, so many of them.
+MEMFD = _holds(
+    """
+    import os
+
+    _block, _fds = b"x" * (1 << 20), []
+    for _ in range(SIZE >> 25):
+        _fds.append(os.memfd_create("hoard"))
+        for _ in range(32):
+            os.write(_fds[-1], _block)
+    _held = sum(os.fstat(fd).st_size for fd in _fds)
+    """
+)
+
+SYSV_SHM = _holds(
+    """
+    import ctypes
+
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.shmat.restype = ctypes.c_void_p
+    _id = _libc.shmget(0, ctypes.c_size_t(SIZE), 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+    _address = _libc.shmat(_id, None, 0)
+    ctypes.memset(_address, 1, SIZE)
+    _held = SIZE
+    """
+)
+
+# Twelve children of 128 MiB each: each well under RLIMIT_DATA, together past the limit.
+# The parent waits until each says it holds its share.
+CHILDREN = _holds(
+    """
+    import os
+    import time
+
+    _held, _share = 0, SIZE // 12
+    for _ in range(12):
+        _read, _write = os.pipe()
+        if os.fork() == 0:
+            try:
+                _hoard = b"x" * _share  # touched: an untouched bytearray holds no pages
+                os.write(_write, b"1")
+                time.sleep(3600)
+            finally:
+                os._exit(1)
+        os.close(_write)
+        if os.read(_read, 1) == b"1":
+            _held += _share
+    """
+)
+
+# 300,000 empty files in /tmp: 64 MiB of tmpfs bytes but ~330 MiB of the kernel's memory.
+# Like the others, its import fails unless it made them all.
+MANY_FILES = Synthetic(
+    adapters_tail="""
+    for _made in range(300_000):
+        try:
+            open(f"/tmp/f{_made}", "w").close()
+        except OSError as error:
+            raise SystemExit(f"made {_made} files in /tmp, then: {error.strerror}") from None
+    """
+)

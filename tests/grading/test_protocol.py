@@ -11,13 +11,13 @@ import torch
 from cs336_harness.grading.protocol import (
     HEADER,
     ProtocolError,
-    Timeout,
     Unsendable,
     decode,
     encode,
     read_frame,
     write_frame,
 )
+from cs336_harness.grading.timekeeping import Timeout
 
 pytestmark = pytest.mark.grading
 

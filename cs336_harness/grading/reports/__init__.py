@@ -30,9 +30,12 @@ class RunInfo:
     # Submissions in the whole class (all shards): it decides the layout of the reports.
     class_size: int
     shard: str = "1/1"
+    # What bounds each worker's memory, processes and CPU (`cgroups.Cgroups.description`).
+    resources: str = ""
 
     def lines(self) -> list[str]:
-        return [f"sandbox: {self.sandbox}", f"inputs: {self.inputs}"]
+        resources = [f"resources: {self.resources}"] if self.resources else []
+        return [f"sandbox: {self.sandbox}", *resources, f"inputs: {self.inputs}"]
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

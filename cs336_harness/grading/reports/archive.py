@@ -49,6 +49,9 @@ def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, Submission
                 output=s["output"],
                 wall_time=s["wall_time"],
                 workers=s["workers"],
+                peak_memory=s.get("peak_memory", 0),
+                load=s.get("load", ""),
+                notes=tuple(s.get("notes", ())),
             ),
         )
         for s in data["submissions"]

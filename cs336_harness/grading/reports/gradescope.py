@@ -52,7 +52,8 @@ DIAGNOSED_BY_OUTPUT = {Status.CRASHED, Status.TIMED_OUT, Status.ERROR}
 
 def results_json(result: Score, visibility: str = "visible", run: list[str] = ()) -> dict[str, Any]:
     diagnose = any(t.status in DIAGNOSED_BY_OUTPUT for t in result.submission.tests)
-    output = "\n".join([*run, result.submission.output] if diagnose else run)
+    lines = [*run, *(f"note: {note}" for note in result.submission.notes)]
+    output = "\n".join([*lines, result.submission.output] if diagnose else lines)
     return {
         "score": round(result.points, 6),
         "max_score": round(result.max_points, 6),

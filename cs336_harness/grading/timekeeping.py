@@ -1,0 +1,122 @@
+"""The time charged to a submission: the CPU time of its own work, with wall-clock caps.
+
+A call's limit (`--test-timeout`) is measured on the CPU time the worker's processes use,
+so a host that is busy (a neighbour's 30 processes, more lanes than cores) slows a call's
+wall-clock time but does not use up its limit. What uses no CPU (a sleep, a deadlock, a
+wait on a pipe) is stopped by a wall-clock cap, `Limits.call_wall`, generous enough that load
+alone does not reach it; the submission's total (`--submission-timeout`) adds up the CPU
+time of its calls, under a cap of its own, `Limits.submission_wall`.
+
+The CPU time comes from the worker's cgroup where there is one (every process it ever ran,
+reaped ones included); otherwise from /proc, adding up the process tree below the worker
+(each process's own time and that of the children it reaped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+# How often a wait looks at the CPU counter: a call overruns its limit by at most this.
+SLICE = 0.1
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class Timeout(Exception):
+    """No complete frame arrived before the deadline; the message says which limit passed."""
+
+
+class Deadline:
+    """When to stop waiting for the other end: a point on the monotonic clock.
+
+    `remaining` is how long the next wait may last, and raises Timeout once the time is up.
+    A subclass that measures something other than wall-clock time (the CPU time a worker
+    used, `timekeeping.CallClock`) returns short slices and decides after each."""
+
+    def __init__(self, at: float):
+        self.at = at
+
+    def remaining(self) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise Timeout("the deadline passed")
+        return left
+
+    def wait(self, fd: int, write: bool = False) -> None:
+        """Return once `fd` is ready to read (or write); Timeout if time runs out first."""
+        while True:
+            readable, writable, _ = select.select(
+                [] if write else [fd], [fd] if write else [], [], self.remaining()
+            )
+            if readable or writable:
+                return
+
+
+def process_tree_cpu_seconds(root: int) -> float:
+    """User and system time of `root` and its live descendants, with what each reaped."""
+    children: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it exited while we looked
+            continue
+        # The command name is in parentheses and may hold spaces: split after the last ")".
+        fields = stat[stat.rindex(")") + 2 :].split()
+        pid, parent = int(entry.name), int(fields[1])
+        children.setdefault(parent, []).append(pid)
+        times[pid] = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        total += times.get(pid, 0.0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+class CallClock(Deadline):
+    """The deadline of one wait for a worker's reply.
+
+    It passes when the worker has used `cpu_limit` seconds of CPU since the clock was made,
+    or when `wall_limit` seconds of wall-clock time have gone by; `Timeout`'s message says
+    which. `cpu_seconds` reads the worker's counter."""
+
+    def __init__(
+        self,
+        cpu_seconds: Callable[[], float],
+        cpu_limit: float,
+        wall_limit: float,
+        cpu_reason: str,
+        wall_reason: str,
+    ):
+        started = time.monotonic()
+        super().__init__(started + wall_limit)
+        self.cpu_seconds = cpu_seconds
+        self.cpu_start = cpu_seconds()
+        self.cpu_limit = cpu_limit
+        self.wall_start = started
+        self.reasons = (cpu_reason, wall_reason)
+        self._used = 0.0
+
+    def used(self) -> float:
+        """CPU seconds the worker used since the clock was made (the last reading, once the
+        worker and its counter are gone)."""
+        with contextlib.suppress(OSError, ValueError):
+            self._used = max(self._used, self.cpu_seconds() - self.cpu_start)
+        return self._used
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.wall_start
+
+    def remaining(self) -> float:
+        if self.used() >= self.cpu_limit:
+            raise Timeout(self.reasons[0])
+        if time.monotonic() >= self.at:
+            raise Timeout(self.reasons[1])
+        return min(SLICE, self.at - time.monotonic())
