@@ -80,7 +80,9 @@ def test_eight_lanes_on_two_cores(tmp_path: Path):
     """More lanes than cores: every call is slower in wall-clock time, none uses more CPU."""
     names = [f"correct_{i}" for i in range(8)]
     root = _write(tmp_path / "class", dict.fromkeys(names, synthetic.CORRECT))
-    run = grade(root, "-j8", "--stored-inputs", f"--test-timeout={TEST_TIMEOUT}", out=tmp_path / "o")
+    run = grade(
+        root, "-j8", "--stored-inputs", f"--test-timeout={TEST_TIMEOUT}", out=tmp_path / "o"
+    )
     assert run.returncode == 0, run.stderr
     archive = _archive(run)
     for name in names:
