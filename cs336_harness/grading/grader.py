@@ -7,7 +7,8 @@
 
 For one submission the grader copies what it contributes into a private directory, hands
 a lane the job, and reads the verdict record the judge wrote (`record.py`). A lane that
-stops answering past the submission's time is killed and replaced.
+stops answering past the submission's time is killed and replaced. A submission the
+intake refuses (`intake.py`) gets an error for every test without a judge run of its own.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
 from cs336_harness.grading.limits import Limits
-from cs336_harness.grading.record import Job, read_record
+from cs336_harness.grading.record import Job, RunRecord, read_record
 from cs336_harness.grading.remote import BOOT_TIMEOUT
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
-from cs336_harness.grading.submissions import copy_submission
 from cs336_harness.grading.trusted import Bundle, remove_tree
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
@@ -41,6 +42,9 @@ OUTPUT_HEAD = 2000
 OUTPUT_TAIL = 6000
 # A judge has this long past the submission's own limits to finish its report.
 JUDGE_SLACK = 60.0
+# Paths left out of a copy that a report names; the rest are counted. A submission can
+# hold thousands of links or FIFOs, and each note is a line of its report.
+NOTES = 20
 
 
 def _slug(name: str) -> str:
@@ -148,6 +152,9 @@ class Grader:
         for lane in self.lanes:
             self._free.put(lane)
         self._stopped = threading.Event()
+        # The tests a judge collected: the bundle's, so the same for every submission (two
+        # lanes may both collect them before either has: the same list, twice).
+        self._collected: list[tuple[str, str, str]] | None = None
 
     def stop(self) -> None:
         """Kill every judge (and so every worker): grading is over."""
@@ -168,50 +175,12 @@ class Grader:
         started = time.monotonic()
         home = Path(tempfile.mkdtemp(prefix=f"{_slug(name)}-", dir=self.workroot))
         try:
-            skipped = copy_submission(path, home / "submission")
-            job = Job(
-                results=home / "results.jsonl",
-                submission=home / "submission",
-                harness=self.bundle.trusted,
-                worker_log=home / "worker.log",
-                lane=lane.index,
-                limits=self.limits,
-                sandbox=self.sandbox,
-            )
-            (home / "job.json").write_text(job.to_json())
-            timeout = self.limits.submission_timeout + BOOT_TIMEOUT + JUDGE_SLACK
-            args = pytest_args(self.bundle, home / "job.json")
-            returncode = lane.run(args, home / "judge.log", timeout)
-            if self._stopped.is_set():
-                raise GraderError("grading was stopped")
-            record = read_record(job.results)
-            if record.collected is None:
-                raise GraderError(
-                    f"the judge collected no tests (pytest {returncode}):\n"
-                    + read_excerpt(home / "judge.log")
-                )
-            problems = self.bundle.problems()
-            if problems:
-                raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
-            tests = []
-            for nodeid, family, kind in record.collected:
-                test = record.finished.get(nodeid) or GradedTest(
-                    nodeid,
-                    family,
-                    Status.ERROR,
-                    f"not run: the judge stopped before this test (exit {returncode})",
-                )
-                tests.append(replace(test, family=family, kind=kind))
-            notes = [f"left out of the copy graded: {p}" for p in skipped]
-            output = "\n".join(
-                [
-                    *notes,
-                    "--- judge (trusted tests) ---",
-                    read_excerpt(home / "judge.log"),
-                    "--- worker (the submission's output) ---",
-                    read_excerpt(home / "worker.log"),
-                ]
-            )
+            try:
+                left_out = copy_submission(path, home / "submission")
+            except IntakeRefused as refusal:
+                tests, output, workers = self._refused(lane, home, str(refusal))
+            else:
+                tests, output, workers = self._judged(lane, home, left_out)
         finally:
             remove_tree(home)
         return SubmissionResult(
@@ -220,5 +189,81 @@ class Grader:
             tests=tuple(tests),
             output=output,
             wall_time=time.monotonic() - started,
-            workers=record.workers,
+            workers=workers,
         )
+
+    def _judge(
+        self, lane: Lane, home: Path, submission: Path, *options: str
+    ) -> tuple[RunRecord, list[tuple[str, str, str]], int | None]:
+        """One judge run on the copy `submission`: its record, the tests it collected, and
+        pytest's exit code."""
+        job = Job(
+            results=home / "results.jsonl",
+            submission=submission,
+            harness=self.bundle.trusted,
+            worker_log=home / "worker.log",
+            lane=lane.index,
+            limits=self.limits,
+            sandbox=self.sandbox,
+        )
+        (home / "job.json").write_text(job.to_json())
+        timeout = self.limits.submission_timeout + BOOT_TIMEOUT + JUDGE_SLACK
+        args = [*pytest_args(self.bundle, home / "job.json"), *options]
+        returncode = lane.run(args, home / "judge.log", timeout)
+        if self._stopped.is_set():
+            raise GraderError("grading was stopped")
+        record = read_record(job.results)
+        collected = record.collected
+        if collected is None:
+            raise GraderError(
+                f"the judge collected no tests (pytest {returncode}):\n"
+                + read_excerpt(home / "judge.log")
+            )
+        self._collected = collected
+        return record, collected, returncode
+
+    def _judged(
+        self, lane: Lane, home: Path, left_out: list[LeftOut]
+    ) -> tuple[list[GradedTest], str, int]:
+        """The tests' verdicts on the copy in `home`, the output to report, the workers."""
+        record, collected, returncode = self._judge(lane, home, home / "submission")
+        problems = self.bundle.problems()
+        if problems:
+            raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
+        tests = []
+        for nodeid, family, kind in collected:
+            test = record.finished.get(nodeid) or GradedTest(
+                nodeid,
+                family,
+                Status.ERROR,
+                f"not run: the judge stopped before this test (exit {returncode})",
+            )
+            tests.append(replace(test, family=family, kind=kind))
+        notes = [f"left out of the copy graded: {p}" for p in left_out[:NOTES]]
+        if len(left_out) > NOTES:
+            notes.append(f"... and {len(left_out) - NOTES} more paths left out of the copy")
+        output = "\n".join(
+            [
+                *notes,
+                "--- judge (trusted tests) ---",
+                read_excerpt(home / "judge.log"),
+                "--- worker (the submission's output) ---",
+                read_excerpt(home / "worker.log"),
+            ]
+        )
+        return tests, output, record.workers
+
+    def _refused(self, lane: Lane, home: Path, reason: str) -> tuple[list[GradedTest], str, int]:
+        """Every test an error that gives the intake's reason; no code of the submission
+        runs. The tests are those a judge collected; before any judge has, one collects
+        them (`--collect-only`) on an empty copy, which costs seconds, not a grading."""
+        collected = self._collected
+        if collected is None:
+            (home / "nothing").mkdir()
+            _, collected, _ = self._judge(lane, home, home / "nothing", "--collect-only")
+        message = f"not graded: {reason}"
+        tests = [
+            GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
+            for nodeid, family, kind in collected
+        ]
+        return tests, message, 0
