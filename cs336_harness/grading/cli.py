@@ -15,7 +15,6 @@ import sys
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -30,7 +29,7 @@ from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
 from cs336_harness.grading.reports import RunInfo, write_reports
 from cs336_harness.grading.reports.table import family_table, submissions_table
-from cs336_harness.grading.results import Status, SubmissionResult
+from cs336_harness.grading.results import SubmissionResult
 from cs336_harness.grading.sandbox import Sandbox, check_sandbox
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
@@ -199,27 +198,17 @@ def _grade_all(
                 future.cancel()
             grader.stop()
             raise
-    retry = [r.load != "" and r.timed_out for r in graded]
-    return [
-        _regraded_alone(grader, result, path, console) if again else result
-        for result, (_, path), again in zip(graded, submissions, retry, strict=True)
-    ]
-
-
-def _regraded_alone(
-    grader: Grader, first: SubmissionResult, path: Path, console: Console
-) -> SubmissionResult:
-    """A submission that timed out while others were graded beside it, graded again with
-    every other lane idle: its own slowness, not its neighbours', decides its verdict."""
-    console.print(f"regrading alone (timed out while {first.load}): {first.name}", markup=False)
-    again = grader.grade(first.name, path)
-    timed_out = sum(t.status == Status.TIMED_OUT for t in first.tests)
-    still = sum(t.status == Status.TIMED_OUT for t in again.tests)
-    note = (
-        f"{timed_out} test(s) timed out while it was {first.load}; it was graded again alone, "
-        f"and this report is that grading's ({still} timed out)"
-    )
-    return replace(again, name=first.name, notes=(*again.notes, note))
+    # Every other lane is idle now: tests that ran out of wall-clock time beside another
+    # submission are graded again, alone.
+    again = []
+    for result, (_, path) in zip(graded, submissions, strict=True):
+        if result.load and any(t.load_sensitive for t in result.tests):
+            console.print(
+                f"grading again alone: {result.name} (timed out beside others)", markup=False
+            )
+            result = grader.regrade_alone(result, path)
+        again.append(result)
+    return again
 
 
 def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -> None:

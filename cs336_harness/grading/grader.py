@@ -7,12 +7,15 @@
 
 For one submission the grader copies what it contributes into a private directory, hands
 a lane the job, and reads the verdict record the judge wrote (`record.py`). A lane that
-stops answering past the submission's time is killed and replaced.
+stops answering past the submission's time is killed and replaced. A submission the
+intake refuses (`intake.py`) gets an error for every test without a judge run of its own.
 
 Lanes do not take CPU from each other: each lane's judge and workers are in a cgroup of the
 same weight (`cgroups.py`), or, on a host without cgroups, pinned to a share of the CPUs.
-Each submission's result says whether another was graded beside it (`SubmissionResult.load`):
-one that timed out then is graded again, alone, before its verdict is final (`cli.py`).
+Each result says whether another submission was graded beside it (`SubmissionResult.load`);
+tests that then ran out of wall-clock time (the CPU time a call used does not depend on its
+neighbours, its wall-clock time does) are graded again with every other lane idle before
+their verdict is final (`Grader.regrade_alone`).
 """
 
 from __future__ import annotations
@@ -35,11 +38,11 @@ from pathlib import Path
 from cs336_harness.grading import cgroups
 from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
 from cs336_harness.grading.limits import BOOT_WALL, Limits
-from cs336_harness.grading.record import Job, read_record
+from cs336_harness.grading.record import Job, RunRecord, read_record
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
-from cs336_harness.grading.submissions import copy_submission
 from cs336_harness.grading.trusted import Bundle, remove_tree
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
@@ -47,6 +50,9 @@ OUTPUT_HEAD = 2000
 OUTPUT_TAIL = 6000
 # A judge has this long past the submission's own limits to finish its report.
 JUDGE_SLACK = 60.0
+# Paths left out of a copy that a report names; the rest are counted. A submission can
+# hold thousands of links or FIFOs, and each note is a line of its report.
+NOTES = 20
 
 
 def _slug(name: str) -> str:
@@ -71,11 +77,11 @@ def read_excerpt(path: Path, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -
     )
 
 
-def pytest_args(bundle: Bundle, job_file: Path) -> list[str]:
-    """The judge's pytest command line for one job."""
+def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None) -> list[str]:
+    """The judge's pytest command line for one job: every test, or the node ids `select`."""
     trusted = bundle.trusted
     return [
-        str(trusted / "tests"),
+        *(str(trusted / nodeid) for nodeid in select or ["tests"]),
         "-c",
         str(trusted / "pytest.ini"),
         "--rootdir",
@@ -176,6 +182,9 @@ class Grader:
         # Which gradings are under way, and the most that ran beside each of them.
         self._lock = threading.Lock()
         self._beside: dict[int, int] = {}
+        # The tests a judge collected: the bundle's, so the same for every submission (two
+        # lanes may both collect them before either has: the same list, twice).
+        self._collected: list[tuple[str, str, str]] | None = None
 
     def stop(self) -> None:
         """Kill every judge (and so every worker): grading is over."""
@@ -183,7 +192,8 @@ class Grader:
         for lane in self.lanes:
             lane.stop()
 
-    def grade(self, name: str, path: Path) -> SubmissionResult:
+    def grade(self, name: str, path: Path, select: list[str] | None = None) -> SubmissionResult:
+        """Grade one submission: every test, or the node ids in `select`."""
         lane = self._free.get()
         key = id(threading.current_thread())
         with self._lock:
@@ -193,7 +203,7 @@ class Grader:
         try:
             if self._stopped.is_set():
                 raise GraderError("grading was stopped")
-            result = self._grade(lane, name, path)
+            result = self._grade(lane, name, path, select)
         finally:
             with self._lock:
                 beside = self._beside.pop(key)
@@ -201,55 +211,48 @@ class Grader:
         load = f"graded beside {beside} other submission{'s' * (beside > 1)}" if beside else ""
         return replace(result, load=load)
 
-    def _grade(self, lane: Lane, name: str, path: Path) -> SubmissionResult:
+    def regrade_alone(self, first: SubmissionResult, path: Path) -> SubmissionResult:
+        """`first` with its tests that ran out of wall-clock time beside other submissions
+        graded again, with every other lane idle; the report says so. Call it when no other
+        grading is under way."""
+        again = [t.nodeid for t in first.tests if t.load_sensitive]
+        if not first.load or not again:
+            return first
+        retry = self.grade(first.name, path, select=again)
+        redone = {t.nodeid: t for t in retry.tests}
+        tests = tuple(
+            replace(redone[t.nodeid], family=t.family, kind=t.kind) if t.nodeid in redone else t
+            for t in first.tests
+        )
+        still = sum(redone[n].status == Status.TIMED_OUT for n in again if n in redone)
+        note = (
+            f"{len(again)} test(s) ran out of wall-clock time while it was {first.load}; "
+            f"graded again alone, where {still} timed out: these verdicts are the second's"
+        )
+        return replace(
+            first,
+            tests=tests,
+            output=f"{first.output}\n--- graded again alone ---\n{retry.output}",
+            wall_time=first.wall_time + retry.wall_time,
+            workers=first.workers + retry.workers,
+            peak_memory=max(first.peak_memory, retry.peak_memory),
+            notes=(*first.notes, note),
+        )
+
+    def _grade(
+        self, lane: Lane, name: str, path: Path, select: list[str] | None
+    ) -> SubmissionResult:
         started = time.monotonic()
         home = Path(tempfile.mkdtemp(prefix=f"{_slug(name)}-", dir=self.workroot))
         try:
-            skipped = copy_submission(path, home / "submission")
-            job = Job(
-                results=home / "results.jsonl",
-                submission=home / "submission",
-                harness=self.bundle.trusted,
-                worker_log=home / "worker.log",
-                lane=lane.index,
-                limits=self.limits,
-                sandbox=self.sandbox,
-                cgroups=self.cgroups,
-            )
-            (home / "job.json").write_text(job.to_json())
-            timeout = self.limits.submission_wall + BOOT_WALL + JUDGE_SLACK
-            args = pytest_args(self.bundle, home / "job.json")
-            returncode = lane.run(args, home / "judge.log", timeout)
-            if self._stopped.is_set():
-                raise GraderError("grading was stopped")
-            record = read_record(job.results)
-            if record.collected is None:
-                raise GraderError(
-                    f"the judge collected no tests (pytest {returncode}):\n"
-                    + read_excerpt(home / "judge.log")
-                )
-            problems = self.bundle.problems()
-            if problems:
-                raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
-            tests = []
-            for nodeid, family, kind in record.collected:
-                test = record.finished.get(nodeid) or GradedTest(
-                    nodeid,
-                    family,
-                    Status.ERROR,
-                    f"not run: the judge stopped before this test (exit {returncode})",
-                )
-                tests.append(replace(test, family=family, kind=kind))
-            notes = [f"left out of the copy graded: {p}" for p in skipped]
-            output = "\n".join(
-                [
-                    *notes,
-                    "--- judge (trusted tests) ---",
-                    read_excerpt(home / "judge.log"),
-                    "--- worker (the submission's output) ---",
-                    read_excerpt(home / "worker.log"),
-                ]
-            )
+            try:
+                left_out = copy_submission(path, home / "submission")
+            except IntakeRefused as refusal:
+                tests = self._refused(lane, home, str(refusal))
+                output, record, notes = tests[0].message, RunRecord(), ()
+            else:
+                record, tests, output = self._judged(lane, home, left_out, select)
+                notes = _left_out_notes(left_out)
         finally:
             remove_tree(home)
         return SubmissionResult(
@@ -260,4 +263,88 @@ class Grader:
             wall_time=time.monotonic() - started,
             workers=record.workers,
             peak_memory=record.peak_memory,
+            notes=notes,
         )
+
+    def _judge(
+        self, lane: Lane, home: Path, submission: Path, args: list[str]
+    ) -> tuple[RunRecord, list[tuple[str, str, str]], int | None]:
+        """One judge run on the copy `submission` with pytest `args`: its record, the tests
+        it collected, and pytest's exit code."""
+        job = Job(
+            results=home / "results.jsonl",
+            submission=submission,
+            harness=self.bundle.trusted,
+            worker_log=home / "worker.log",
+            lane=lane.index,
+            limits=self.limits,
+            sandbox=self.sandbox,
+            cgroups=self.cgroups,
+        )
+        (home / "job.json").write_text(job.to_json())
+        timeout = self.limits.submission_wall + BOOT_WALL + JUDGE_SLACK
+        returncode = lane.run(args, home / "judge.log", timeout)
+        if self._stopped.is_set():
+            raise GraderError("grading was stopped")
+        record = read_record(job.results)
+        collected = record.collected
+        if collected is None:
+            raise GraderError(
+                f"the judge collected no tests (pytest {returncode}):\n"
+                + read_excerpt(home / "judge.log")
+            )
+        return record, collected, returncode
+
+    def _judged(
+        self, lane: Lane, home: Path, left_out: list[LeftOut], select: list[str] | None
+    ) -> tuple[RunRecord, list[GradedTest], str]:
+        """The record and the tests' verdicts on the copy in `home`, and the output to
+        report."""
+        args = pytest_args(self.bundle, home / "job.json", select)
+        record, collected, returncode = self._judge(lane, home, home / "submission", args)
+        if select is None:
+            self._collected = collected
+        problems = self.bundle.problems()
+        if problems:
+            raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
+        tests = []
+        for nodeid, family, kind in collected:
+            test = record.finished.get(nodeid) or GradedTest(
+                nodeid,
+                family,
+                Status.ERROR,
+                f"not run: the judge stopped before this test (exit {returncode})",
+            )
+            tests.append(replace(test, family=family, kind=kind))
+        output = "\n".join(
+            [
+                "--- judge (trusted tests) ---",
+                read_excerpt(home / "judge.log"),
+                "--- worker (the submission's output) ---",
+                read_excerpt(home / "worker.log"),
+            ]
+        )
+        return record, tests, output
+
+    def _refused(self, lane: Lane, home: Path, reason: str) -> list[GradedTest]:
+        """Every test an error that gives the intake's reason; no code of the submission
+        runs. The tests are those a judge collected; before any judge has, one collects
+        them (`--collect-only`) on an empty copy, which costs seconds, not a grading."""
+        collected = self._collected
+        if collected is None:
+            (home / "nothing").mkdir()
+            args = [*pytest_args(self.bundle, home / "job.json"), "--collect-only"]
+            _, collected, _ = self._judge(lane, home, home / "nothing", args)
+            self._collected = collected
+        message = f"not graded: {reason}"
+        return [
+            GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
+            for nodeid, family, kind in collected
+        ]
+
+
+def _left_out_notes(left_out: list[LeftOut]) -> tuple[str, ...]:
+    notes = [f"left out of the copy graded: {p}" for p in left_out[:NOTES]]
+    if len(left_out) > NOTES:
+        notes.append(f"... and {len(left_out) - NOTES} more paths left out of the copy")
+    return tuple(notes)

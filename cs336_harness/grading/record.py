@@ -33,6 +33,7 @@ from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.limits import Limits
 from cs336_harness.grading.remote import (
     BadReply,
+    LoadSensitiveTimeout,
     RemoteAdapters,
     SubmissionRaised,
     WorkerCrash,
@@ -209,6 +210,10 @@ class Recorder:
         if (report.failed or report.skipped) and verdict["status"] == Status.PASSED:
             verdict["status"] = classify(call, report)
             verdict["message"] = _message(call, report)
+            excinfo = call.excinfo
+            verdict["load_sensitive"] = excinfo is not None and excinfo.errisinstance(
+                LoadSensitiveTimeout
+            )
             verdict["details"] = report.longreprtext[:DETAILS_CHARS]
         return report
 
@@ -271,6 +276,7 @@ def read_record(path: Path) -> RunRecord:
                     message=str(event.get("message", "")),
                     details=str(event.get("details", "")),
                     duration=float(event.get("duration", 0.0)),
+                    load_sensitive=event.get("load_sensitive") is True,
                 )
                 record.finished[test.nodeid] = test
         except (ValueError, KeyError, TypeError, AttributeError):

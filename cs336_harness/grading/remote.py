@@ -49,8 +49,9 @@ class WorkerTimeout(Failed):
     """The worker did not answer in time and was stopped."""
 
 
-class BootTimeout(WorkerTimeout):
-    """The worker did not start in time: no submission code had run, the host was too busy."""
+class LoadSensitiveTimeout(WorkerTimeout):
+    """A time-out that load alone could cause: a call's wall-clock cap, or a worker that did
+    not start in time (no submission code had run yet)."""
 
 
 class WorkerCrash(Failed):
@@ -59,6 +60,11 @@ class WorkerCrash(Failed):
 
 class BadReply(Failed):
     """The worker's reply broke the protocol (malformed, oversized, wrong dtype)."""
+
+
+def _timeout(timeout: Timeout, message: str) -> WorkerTimeout:
+    kind = LoadSensitiveTimeout if timeout.wall_clock else WorkerTimeout
+    return kind(message, pytrace=False)
 
 
 def _signal_name(number: int) -> str:
@@ -233,7 +239,7 @@ class RemoteAdapters:
                 f"the worker did not start within {BOOT_WALL:g} s (no submission code had run: "
                 "the host was too busy)"
             )
-            raise self._fail_import(BootTimeout(message, pytrace=False)) from None
+            raise self._fail_import(LoadSensitiveTimeout(message, pytrace=False)) from None
         except Closed:
             message = f"the worker could not start: it {self._died()}"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
@@ -249,7 +255,7 @@ class RemoteAdapters:
             reply = self._receive(clock)
         except Timeout as timeout:
             message = f"importing the adapters: {timeout}; stopped"
-            raise self._fail_import(WorkerTimeout(message, pytrace=False)) from None
+            raise self._fail_import(_timeout(timeout, message)) from None
         except Closed:
             message = f"cannot import adapters: the worker {self._died()} while importing them"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
@@ -316,7 +322,7 @@ class RemoteAdapters:
             ) from None
         except Timeout as timeout:
             self.close()
-            raise WorkerTimeout(f"{timeout}; the worker was stopped", pytrace=False) from None
+            raise _timeout(timeout, f"{timeout}; the worker was stopped") from None
         except ProtocolError as error:
             self.close()
             raise BadReply(f"{name} sent back {error}", pytrace=False) from None

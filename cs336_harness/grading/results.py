@@ -53,6 +53,9 @@ class GradedTest:
     details: str = ""
     duration: float = 0.0
     kind: str = CONTRACT
+    # A time-out that load could have caused: the wall-clock cap of a call, or a worker that
+    # did not start (a call's CPU time does not depend on what runs beside it).
+    load_sensitive: bool = False
 
     @property
     def name(self) -> str:
@@ -80,7 +83,3 @@ class SubmissionResult:
     load: str = ""
     # What the reports must say about how it was graded (a regrade, parts left out).
     notes: tuple[str, ...] = ()
-
-    @property
-    def timed_out(self) -> bool:
-        return any(t.status == Status.TIMED_OUT for t in self.tests)

@@ -1,22 +1,23 @@
-"""Which directories are submissions, and what of each one the worker gets to see."""
+"""Which directories are submissions (what of each the worker gets to see: `intake.py`)."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.trusted import DEBRIS
 
 BUNDLED = "bundled"
 
 
 def is_submission(directory: Path) -> bool:
-    """A submission holds its own package or its own adapters file (or both)."""
-    return (directory / "cs336_basics").is_dir() or (directory / "tests" / "adapters.py").is_file()
+    """A submission holds its own package or its own adapters file (or both), whatever
+    they are: one that is a link is still what makes it a submission (the intake then
+    leaves the link out, with a note)."""
+    return os.path.lexists(directory / "cs336_basics") or os.path.lexists(
+        directory / "tests" / "adapters.py"
+    )
 
 
 def _expand(argument: Path) -> list[Path]:
@@ -25,8 +26,16 @@ def _expand(argument: Path) -> list[Path]:
     if is_submission(argument):
         return [argument]
     # A directory of submissions: each subdirectory is one, complete or not (an incomplete
-    # one is graded, and fails, rather than silently skipped).
-    found = sorted(p for p in argument.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # one is graded, and fails, rather than silently skipped). A link is one too, and is
+    # kept as a link: the intake refuses it, so that it shows in the reports as an error
+    # under its own name instead of being graded as the classmate it points to.
+    with os.scandir(argument) as entries:
+        found = sorted(
+            argument / entry.name
+            for entry in entries
+            if (entry.is_dir(follow_symlinks=False) or entry.is_symlink())
+            and not entry.name.startswith(".")
+        )
     if not found:
         raise GraderError(
             f"{argument} is neither a submission (cs336_basics/, tests/adapters.py) "
@@ -45,43 +54,11 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def discover(arguments: list[Path]) -> list[tuple[str, Path]]:
-    """(name, directory) of every submission; none given means the bundled implementation."""
+    """(name, directory) of every submission; none given means the bundled implementation.
+
+    A path given is resolved (the operator chose it); what a directory of submissions
+    holds is not, so a member that is a link stays one."""
     if not arguments:
         return [(BUNDLED, REPO_ROOT)]
     taken: set[str] = set()
-    return [
-        (_unique(p.name, taken), p.resolve()) for arg in arguments for p in _expand(arg.resolve())
-    ]
-
-
-def _copy_file(source: Path, dest: Path, skipped: list[str], root: Path) -> None:
-    """Copy a regular file; anything else (a link, a FIFO, a device) is left out, since
-    following it would read outside the submission or block the grader."""
-    mode = os.lstat(source).st_mode
-    if stat.S_ISREG(mode):
-        shutil.copyfile(source, dest)
-    elif stat.S_ISDIR(mode):
-        dest.mkdir()
-        for child in sorted(source.iterdir()):
-            if not shutil.ignore_patterns(*DEBRIS)(str(source), [child.name]):
-                _copy_file(child, dest / child.name, skipped, root)
-    else:
-        skipped.append(source.relative_to(root).as_posix())
-
-
-def copy_submission(source: Path, dest: Path) -> list[str]:
-    """Copy what a submission contributes, its package and its adapters file, into `dest`;
-    return the paths left out (links and special files).
-
-    Anything else it holds (its own tests, fixtures, conftest) is never used. A part it
-    lacks stays absent, so importing it fails in the worker as it would for a student.
-    """
-    dest.mkdir(parents=True)
-    skipped: list[str] = []
-    if (source / "cs336_basics").is_dir():
-        _copy_file(source / "cs336_basics", dest / "cs336_basics", skipped, source)
-    adapters = source / "tests" / "adapters.py"
-    if adapters.is_file() or adapters.is_symlink():
-        (dest / "tests").mkdir()
-        _copy_file(adapters, dest / "tests" / "adapters.py", skipped, source)
-    return skipped
+    return [(_unique(p.name, taken), p) for arg in arguments for p in _expand(arg.resolve())]

@@ -27,7 +27,12 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class Timeout(Exception):
-    """No complete frame arrived before the deadline; the message says which limit passed."""
+    """No complete frame arrived before the deadline; the message says which limit passed.
+    `wall_clock`: it was a wall-clock limit (which load can make pass), not one of CPU time."""
+
+    def __init__(self, message: str, wall_clock: bool = True):
+        super().__init__(message)
+        self.wall_clock = wall_clock
 
 
 class Deadline:
@@ -116,7 +121,7 @@ class CallClock(Deadline):
 
     def remaining(self) -> float:
         if self.used() >= self.cpu_limit:
-            raise Timeout(self.reasons[0])
+            raise Timeout(self.reasons[0], wall_clock=False)
         if time.monotonic() >= self.at:
             raise Timeout(self.reasons[1])
         return min(SLICE, self.at - time.monotonic())
