@@ -48,12 +48,13 @@ DTYPES = frozenset(
 # What one string in a message may hold (an exception's message, say).
 TEXT_CHARS = 2000
 # A frame's safetensors header (tensor table and message) is JSON that the judge must parse
-# into Python objects, which cost ~30 times their text: a 60 MB list of zeros fits under the
-# reply limit and costs 820 MiB to decode. The largest header of a correct submission's run
-# (the BPE probe's vocabulary and merges for 10,000 tokens) is ~1.2 MB; 4 MiB bounds what
-# one decode can cost at ~120 MiB, and a header declaring more is refused unread.
-HEADER_BYTES = 4 << 20
-MAX_TENSORS = 4096
+# into Python objects, which cost up to ~50 times their text: a 60 MB list of zeros fits
+# under the reply limit and costs 820 MiB to decode. In a correct submission's grading the
+# largest header is 131 KB (a reply of the BPE probe) and the most tensors in one frame 93;
+# 1 MiB and 1,024 bound one decode at a few tens of MiB, and a frame past them is refused
+# before its header is parsed.
+HEADER_BYTES = 1 << 20
+MAX_TENSORS = 1024
 
 
 class ProtocolError(Exception):

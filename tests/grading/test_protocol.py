@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
@@ -10,6 +11,8 @@ import torch
 
 from cs336_harness.grading.protocol import (
     HEADER,
+    HEADER_BYTES,
+    MAX_TENSORS,
     ProtocolError,
     Unsendable,
     decode,
@@ -103,3 +106,21 @@ def test_a_silent_writer_times_out_and_a_full_pipe_does_not_block():
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_a_header_too_large_to_parse_is_refused_unparsed():
+    """A 30-million-element list fits under the reply limit as JSON, and costs ~820 MiB to
+    decode: its header is refused from its length alone, and so is one naming too many
+    tensors."""
+    frame = encode({"value": [0] * (HEADER_BYTES // 2)})
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as reader, os.fdopen(write_end, "wb") as writer:
+        threading.Thread(target=lambda: (writer.write(frame), writer.close())).start()
+        with pytest.raises(ProtocolError, match=f"over the limit of {HEADER_BYTES}"):
+            read_frame(reader.fileno(), max_bytes=len(frame))
+    with pytest.raises(ProtocolError, match="over the limit"):
+        decode(_body(frame))
+    many = encode({"value": [torch.zeros(1)] * (MAX_TENSORS + 1)})
+    with pytest.raises(ProtocolError, match=f"{MAX_TENSORS + 1} tensors, over the limit"):
+        decode(_body(many))
+    assert decode(_body(encode({"value": [torch.zeros(1)] * MAX_TENSORS})))["value"]
