@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.scoring import Score
 
@@ -29,12 +30,12 @@ def write_archive(
 ) -> None:
     """`positions`: each submission's place in the whole class, which merging restores."""
     submissions = [_submission(r.submission, i) for r, i in zip(results, positions, strict=True)]
-    path.write_text(json.dumps({"format": FORMAT, "run": info, "submissions": submissions}))
+    write_json(path, {"format": FORMAT, "run": info, "submissions": submissions})
 
 
 def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, SubmissionResult]]]:
     """The run's description and its submissions, each with its place in the class."""
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_bytes())
     if data.get("format") != FORMAT:
         raise ValueError(f"{path} is not a grading.json this version of cs336-grade reads")
     results = [
