@@ -35,10 +35,14 @@ from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.submissions import copy_submission
 from cs336_harness.grading.trusted import Bundle, remove_tree
+from cs336_harness.grading.untrusted import clean
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
 OUTPUT_HEAD = 2000
 OUTPUT_TAIL = 6000
+# How many files left out of the copy a report names, and how long a path it shows.
+NOTES = 20
+PATH_CHARS = 500
 # A judge has this long past the submission's own limits to finish its report.
 JUDGE_SLACK = 60.0
 
@@ -47,22 +51,34 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:40] or "submission"
 
 
+def _text(output: bytes) -> str:
+    # Bounded in bytes already: cleaning makes a byte at most 4 characters (`\x1b`).
+    return clean(output.decode(errors="replace"), None, multiline=True)
+
+
 def read_excerpt(path: Path, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> str:
-    """The first `head` and last `tail` bytes of a log, however large it grew."""
+    """The first `head` and last `tail` bytes of a log, however large it grew, cleaned."""
     if not path.is_file():
         return ""
     size = path.stat().st_size
     with path.open("rb") as f:
         if size <= head + tail:
-            return f.read().decode(errors="replace")
+            return _text(f.read())
         start = f.read(head)
         f.seek(size - tail)
         end = f.read(tail)
     return (
-        start.decode(errors="replace")
-        + f"\n[... {size - head - tail} bytes of output left out ...]\n"
-        + end.decode(errors="replace")
+        _text(start) + f"\n[... {size - head - tail} bytes of output left out ...]\n" + _text(end)
     )
+
+
+def _left_out(skipped: list[str]) -> list[str]:
+    """A note per file left out of the copy: names the submission chose, so cleaned, and
+    only the first few of however many it made."""
+    notes = [f"left out of the copy graded: {clean(p, PATH_CHARS)}" for p in skipped[:NOTES]]
+    if len(skipped) > NOTES:
+        notes.append(f"... and {len(skipped) - NOTES} more")
+    return notes
 
 
 def pytest_args(bundle: Bundle, job_file: Path) -> list[str]:
@@ -202,10 +218,9 @@ class Grader:
                     f"not run: the judge stopped before this test (exit {returncode})",
                 )
                 tests.append(replace(test, family=family, kind=kind))
-            notes = [f"left out of the copy graded: {p}" for p in skipped]
             output = "\n".join(
                 [
-                    *notes,
+                    *_left_out(skipped),
                     "--- judge (trusted tests) ---",
                     read_excerpt(home / "judge.log"),
                     "--- worker (the submission's output) ---",
@@ -216,7 +231,7 @@ class Grader:
             remove_tree(home)
         return SubmissionResult(
             name=name,
-            path=path,
+            path=Path(clean(str(path), PATH_CHARS)),
             tests=tuple(tests),
             output=output,
             wall_time=time.monotonic() - started,

@@ -3,6 +3,7 @@ refused with a GraderError (exit 2) and not written."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,17 @@ def test_grading_json_keeps_text_as_utf_8_for_merge(tmp_path: Path):
     assert "名前" in path.read_text(encoding="utf-8")
     _, [(_, result)] = read_archive(path)
     assert result.name == "名前" and result.tests[0].message == "≤ \\x1b"
+
+
+def test_merge_cleans_a_grading_json_written_without_cleaning(tmp_path: Path):
+    path = tmp_path / "grading.json"
+    write_archive([_scored("ok", "ok")], path, {"shard": "1/1"}, [0])
+    raw = json.loads(path.read_bytes())
+    [submission] = raw["submissions"]
+    submission |= {"name": "a\x1b]0;x\x07\udcff", "path": "/s/\x1b", "output": "\x1b[2J\n\x9b"}
+    submission["tests"][0] |= {"message": "\u202e\n", "details": "\x00\n\udcff"}
+    path.write_text(json.dumps(raw))  # ASCII, the surrogate as the escape \udcff
+    _, [(_, result)] = read_archive(path)
+    assert (result.name, str(result.path)) == ("a\\x1b]0;x\\x07\\udcff", "/s/\\x1b")
+    assert result.output == "\\x1b[2J\n\\x9b"
+    assert (result.tests[0].message, result.tests[0].details) == ("\\u202e\\n", "\\x00\n\\udcff")
