@@ -42,6 +42,7 @@ from cs336_harness.grading.scoring import (
 from cs336_harness.grading.shards import merge, parse_shard, shard_positions
 from cs336_harness.grading.submissions import discover
 from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
+from cs336_harness.grading.untrusted import clean_names
 from cs336_harness.manifest import manifest_problems
 
 T = TypeVar("T")
@@ -255,8 +256,8 @@ def _report(
     if args.fail_under is not None:
         below = [r.submission.name for r in results if r.percent < args.fail_under]
         if below:
-            message = f"below --fail-under {args.fail_under:g}%: {', '.join(below)}"
-            errors.print(message, markup=False)
+            # Text, not a string: no markup, no `:emoji:` codes read into the names.
+            errors.print(Text(f"below --fail-under {args.fail_under:g}%: {', '.join(below)}"))
             return EXIT_BELOW_THRESHOLD
     return EXIT_OK
 
@@ -279,7 +280,10 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
 
 def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
     load_rubric(args.rubric)  # a broken rubric stops the run before any grading
-    everyone = discover(args.submissions)
+    found = discover(args.submissions)
+    # Names go into every report and to the terminal, paths only to the file system.
+    names = clean_names(name for name, _ in found)
+    everyone = [(name, path) for name, (_, path) in zip(names, found, strict=True)]
     index, count = args.shard
     positions = shard_positions(len(everyone), index, count)
     submissions = [everyone[i] for i in positions]

@@ -44,10 +44,13 @@ from cs336_harness.grading.record import Job, RunRecord, read_record
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.trusted import Bundle, remove_tree
+from cs336_harness.grading.untrusted import clean
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
 OUTPUT_HEAD = 2000
 OUTPUT_TAIL = 6000
+# How long a path from a submission a report shows.
+PATH_CHARS = 500
 # A judge has this long past the submission's own limits to finish its report.
 JUDGE_SLACK = 60.0
 # Paths left out of a copy that a report names; the rest are counted. A submission can
@@ -59,21 +62,24 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:40] or "submission"
 
 
+def _text(output: bytes) -> str:
+    # Bounded in bytes already: cleaning makes a byte at most 4 characters (`\x1b`).
+    return clean(output.decode(errors="replace"), None, multiline=True)
+
+
 def read_excerpt(path: Path, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> str:
-    """The first `head` and last `tail` bytes of a log, however large it grew."""
+    """The first `head` and last `tail` bytes of a log, however large it grew, cleaned."""
     if not path.is_file():
         return ""
     size = path.stat().st_size
     with path.open("rb") as f:
         if size <= head + tail:
-            return f.read().decode(errors="replace")
+            return _text(f.read())
         start = f.read(head)
         f.seek(size - tail)
         end = f.read(tail)
     return (
-        start.decode(errors="replace")
-        + f"\n[... {size - head - tail} bytes of output left out ...]\n"
-        + end.decode(errors="replace")
+        _text(start) + f"\n[... {size - head - tail} bytes of output left out ...]\n" + _text(end)
     )
 
 
@@ -257,7 +263,7 @@ class Grader:
             remove_tree(home)
         return SubmissionResult(
             name=name,
-            path=path,
+            path=Path(clean(str(path), PATH_CHARS)),
             tests=tuple(tests),
             output=output,
             wall_time=time.monotonic() - started,
@@ -336,7 +342,7 @@ class Grader:
             args = [*pytest_args(self.bundle, home / "job.json"), "--collect-only"]
             _, collected, _ = self._judge(lane, home, home / "nothing", args)
             self._collected = collected
-        message = f"not graded: {reason}"
+        message = f"not graded: {clean(reason, PATH_CHARS)}"
         return [
             GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
             for nodeid, family, kind in collected
@@ -344,7 +350,9 @@ class Grader:
 
 
 def _left_out_notes(left_out: list[LeftOut]) -> tuple[str, ...]:
-    notes = [f"left out of the copy graded: {p}" for p in left_out[:NOTES]]
+    """A note per path left out of the copy, for the first few of however many: names the
+    submission chose, so cleaned to one line each."""
+    notes = [f"left out of the copy graded: {clean(str(p), PATH_CHARS)}" for p in left_out[:NOTES]]
     if len(left_out) > NOTES:
         notes.append(f"... and {len(left_out) - NOTES} more paths left out of the copy")
     return tuple(notes)

@@ -13,7 +13,8 @@ JSON line per event, flushed at once:
      "duration": ...}
 
 `kind` is "contract" or "hardening" (the `hardening` marker). The judge runs only trusted
-code, so the record is the verdict; the reader still bounds what it loads.
+code, so the record is the verdict; the reader still bounds what it loads, and cleans the
+text that quotes the submission (`untrusted`): this is where it enters the grader.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from cs336_harness.grading.remote import (
 )
 from cs336_harness.grading.results import CONTRACT, HARDENING, GradedTest, Status
 from cs336_harness.grading.sandbox import Sandbox, Worker
+from cs336_harness.grading.untrusted import clean
 
-# Caps on what one test puts in the record: messages quote the submission's exceptions.
+# Caps on what one test puts in the record, and on what the grader keeps of it once cleaned:
+# messages quote the submission's exceptions.
 MESSAGE_CHARS = 300
 DETAILS_CHARS = 4000
 MAX_LINE = 64 * 1024
@@ -273,8 +276,8 @@ def read_record(path: Path) -> RunRecord:
                     nodeid=str(event["nodeid"]),
                     family="",  # filled in from `collected` by the grader
                     status=Status(event["status"]),
-                    message=str(event.get("message", "")),
-                    details=str(event.get("details", "")),
+                    message=clean(str(event.get("message", "")), MESSAGE_CHARS),
+                    details=clean(str(event.get("details", "")), DETAILS_CHARS, multiline=True),
                     duration=float(event.get("duration", 0.0)),
                     load_sensitive=event.get("load_sensitive") is True,
                 )

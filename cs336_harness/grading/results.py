@@ -68,6 +68,7 @@ class SubmissionResult:
     """Every test of one submission, in collection order, and how the grading went."""
 
     name: str
+    # Where it was found, as the reports show it: cleaned (`untrusted`), not for opening.
     path: Path
     tests: tuple[GradedTest, ...]
     # Head and tail of what the judge and the worker printed (capped), for diagnosing.

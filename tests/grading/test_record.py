@@ -1,13 +1,18 @@
 """Reading back the judge's verdict record, and excerpts of what the processes printed."""
 
+import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from cs336_harness.grading.grader import read_excerpt
-from cs336_harness.grading.record import MAX_LINE, read_record
-from cs336_harness.grading.results import HARDENING, Status
+from cs336_harness.grading.record import MAX_LINE, MESSAGE_CHARS, read_record
+from cs336_harness.grading.reports.table import family_table
+from cs336_harness.grading.results import HARDENING, Status, SubmissionResult
+from cs336_harness.grading.scoring import load_rubric, score
 
 pytestmark = pytest.mark.grading
 
@@ -60,3 +65,38 @@ def test_an_excerpt_keeps_head_and_tail_only(tmp_path: Path):
     excerpt = read_excerpt(log, head=100, tail=200)
     assert excerpt.startswith("H" * 100) and excerpt.endswith("T" * 200)
     assert "M" not in excerpt and len(excerpt) < 400
+
+
+def test_the_reader_cleans_the_text_that_quotes_the_submission(tmp_path: Path):
+    log = tmp_path / "results.jsonl"
+    message = "ValueError: \x1b]0;pwned\x07 \x1b[2J \x9b \udcff \u202eevil"
+    log.write_text(
+        _event(event="collected", tests=[{"nodeid": "t::a", "family": "rope"}])
+        + _event(
+            event="finish",
+            nodeid="t::a",
+            status="failed",
+            message=message + " " + "m" * 1_000,
+            details=f"{message}\n\tline two\r\n",
+        )
+    )
+    test = read_record(log).finished["t::a"]
+    escaped = "ValueError: \\x1b]0;pwned\\x07 \\x1b[2J \\x9b \\udcff \\u202eevil"
+    assert test.message.startswith(escaped + " mmm") and test.message.endswith("cut]")
+    assert len(test.message) <= MESSAGE_CHARS
+    assert test.details == f"{escaped}\n\tline two\\r\n"
+    # And so the terminal table, which passes a Text's control characters through, gets none.
+    result = SubmissionResult("s", Path("s"), (replace(test, family="rope"),), "", 1.0, 1)
+    console = Console(file=io.StringIO(), width=300)
+    console.print(family_table(score(result, load_rubric())))
+    shown = console.file.getvalue()
+    assert "\\x1b]0;pwned" in shown and "\x1b" not in shown and "\x9b" not in shown
+
+
+def test_an_excerpt_is_cleaned_head_and_tail(tmp_path: Path):
+    log = tmp_path / "output.log"
+    hostile = "\x1b[2J\x9b\u202e".encode() + b"\xff\t\n"
+    log.write_bytes(hostile + b"M" * 1_000_000 + hostile)
+    excerpt = read_excerpt(log, head=100, tail=200)
+    assert excerpt.startswith("\\x1b[2J\\x9b\\u202e\ufffd\t\n") and excerpt.endswith("\ufffd\t\n")
+    assert excerpt.count("\\x1b[2J") == 2 and "\x1b" not in excerpt

@@ -6,11 +6,11 @@ Every report says how the run was made (`RunInfo`): the sandbox, the inputs, the
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cs336_harness.grading.reports.archive import write_archive
+from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
@@ -52,7 +52,7 @@ def write_reports(
         directory = out if one else out / result.submission.name
         directory.mkdir(parents=True, exist_ok=True)
         report = results_json(result, info.visibility, info.lines())
-        (directory / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_json(directory / "results.json", report, indent=2)
     write_junit(results, out / "junit.xml", info.to_dict())
     places = positions if positions is not None else list(range(len(results)))
     write_archive(results, out / "grading.json", info.to_dict(), places)

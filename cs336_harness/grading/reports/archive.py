@@ -11,8 +11,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.scoring import Score
+from cs336_harness.grading.untrusted import NAME_CHARS, clean
 
 FORMAT = 1
 
@@ -29,24 +31,38 @@ def write_archive(
 ) -> None:
     """`positions`: each submission's place in the whole class, which merging restores."""
     submissions = [_submission(r.submission, i) for r, i in zip(results, positions, strict=True)]
-    path.write_text(json.dumps({"format": FORMAT, "run": info, "submissions": submissions}))
+    write_json(path, {"format": FORMAT, "run": info, "submissions": submissions})
+
+
+def _test(data: dict[str, Any]) -> GradedTest:
+    return GradedTest(
+        **data
+        | {
+            "status": Status(data["status"]),
+            "message": clean(data["message"], None),
+            "details": clean(data["details"], None, multiline=True),
+        }
+    )
 
 
 def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, SubmissionResult]]]:
-    """The run's description and its submissions, each with its place in the class."""
-    data = json.loads(path.read_text())
+    """The run's description and its submissions, each with its place in the class.
+
+    This is merge's door into the grader, so the submissions' text is cleaned again
+    (`untrusted`): a grading.json of this version's is clean already, and stays as it is,
+    but one written elsewhere (an older version, an edited file) is not. Its lengths were
+    bounded by the run that wrote it."""
+    data = json.loads(path.read_bytes())
     if data.get("format") != FORMAT:
         raise ValueError(f"{path} is not a grading.json this version of cs336-grade reads")
     results = [
         (
             s["position"],
             SubmissionResult(
-                name=s["name"],
-                path=Path(s["path"]),
-                tests=tuple(
-                    GradedTest(**(t | {"status": Status(t["status"])})) for t in s["tests"]
-                ),
-                output=s["output"],
+                name=clean(s["name"], NAME_CHARS),
+                path=Path(clean(s["path"], None)),
+                tests=tuple(_test(t) for t in s["tests"]),
+                output=clean(s["output"], None, multiline=True),
                 wall_time=s["wall_time"],
                 workers=s["workers"],
                 peak_memory=s.get("peak_memory", 0),

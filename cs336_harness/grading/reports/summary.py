@@ -6,9 +6,11 @@ were drawn for ("stored": the stored fixtures)."""
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from pathlib import Path
 
+from cs336_harness.grading.reports.checked import write_utf8
 from cs336_harness.grading.results import Status
 from cs336_harness.grading.scoring import Score
 
@@ -16,7 +18,8 @@ from cs336_harness.grading.scoring import Score
 def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | None) -> None:
     families = list(dict.fromkeys(f.family for r in results for f in r.families))
     statuses = [str(s) for s in Status]
-    with path.open("w", newline="") as f:
+    # Encoded whole, then written: a lone surrogate stops it before anything is on disk.
+    with io.StringIO(newline="") as f:
         writer = csv.writer(f)
         writer.writerow(
             [
@@ -51,3 +54,4 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                     str(result.submission.path),
                 ]
             )
+        write_utf8(path, f.getvalue())

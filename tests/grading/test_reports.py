@@ -1,0 +1,75 @@
+"""The report writers check their own output: a report a strict reader could not read is
+refused with a GraderError (exit 2) and not written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.reports.archive import read_archive, write_archive
+from cs336_harness.grading.reports.checked import write_json
+from cs336_harness.grading.reports.junit import write_junit
+from cs336_harness.grading.reports.summary import write_summary
+from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
+from cs336_harness.grading.scoring import Score, load_rubric, score
+
+pytestmark = pytest.mark.grading
+
+
+def _scored(name: str = "alice", message: str = "wrong") -> Score:
+    tests = (GradedTest("t::test_rope[a]", "rope", Status.FAILED, message, message),)
+    return score(SubmissionResult(name, Path("/s") / name, tests, "", 1.0, 1), load_rubric())
+
+
+@pytest.mark.parametrize("uncleaned", ["\x1b[2J", "\x00", "\udcff", "\uffff"])
+def test_junit_xml_that_would_not_parse_is_refused(tmp_path: Path, uncleaned: str):
+    path = tmp_path / "junit.xml"
+    with pytest.raises(GraderError, match="not well-formed XML"):
+        write_junit([_scored(message=f"x{uncleaned}")], path, {})
+    assert not path.exists()
+
+
+def test_junit_xml_with_clean_text_is_written(tmp_path: Path):
+    path = tmp_path / "junit.xml"
+    write_junit([_scored("é\\x1b", "≤ 1e-6 \\udcff")], path, {"seed": None})
+    assert 'name="é\\x1b"' in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("document", [{"name": "\udcff"}, {"score": float("nan")}])
+def test_json_that_strict_readers_refuse_is_not_written(tmp_path: Path, document: dict):
+    path = tmp_path / "results.json"
+    with pytest.raises(GraderError, match="cannot write"):
+        write_json(path, document)
+    assert not path.exists()
+
+
+def test_a_lone_surrogate_in_summary_csv_is_a_grader_error(tmp_path: Path):
+    path = tmp_path / "summary.csv"
+    with pytest.raises(GraderError, match="surrogates not allowed"):
+        write_summary([_scored("bad\udcff")], path, "bubblewrap", None)
+    assert not path.exists()
+
+
+def test_grading_json_keeps_text_as_utf_8_for_merge(tmp_path: Path):
+    path = tmp_path / "grading.json"
+    write_archive([_scored("名前", "≤ \\x1b")], path, {"shard": "1/1"}, [0])
+    assert "名前" in path.read_text(encoding="utf-8")
+    _, [(_, result)] = read_archive(path)
+    assert result.name == "名前" and result.tests[0].message == "≤ \\x1b"
+
+
+def test_merge_cleans_a_grading_json_written_without_cleaning(tmp_path: Path):
+    path = tmp_path / "grading.json"
+    write_archive([_scored("ok", "ok")], path, {"shard": "1/1"}, [0])
+    raw = json.loads(path.read_bytes())
+    [submission] = raw["submissions"]
+    submission |= {"name": "a\x1b]0;x\x07\udcff", "path": "/s/\x1b", "output": "\x1b[2J\n\x9b"}
+    submission["tests"][0] |= {"message": "\u202e\n", "details": "\x00\n\udcff"}
+    path.write_text(json.dumps(raw))  # ASCII, the surrogate as the escape \udcff
+    _, [(_, result)] = read_archive(path)
+    assert (result.name, str(result.path)) == ("a\\x1b]0;x\\x07\\udcff", "/s/\\x1b")
+    assert result.output == "\\x1b[2J\n\\x9b"
+    assert (result.tests[0].message, result.tests[0].details) == ("\\u202e\\n", "\\x00\n\\udcff")
