@@ -471,11 +471,12 @@ LINKS = _stored_answers(
 
 # -- submissions that take from their neighbours or from the host ---------------------
 
-# From its first call on, keeps 30 processes spinning, each in a session of its own (the
-# kernel's autogroups share the CPU between sessions, so 30 sessions take 30 shares), and
-# answers every call 0.15 s late (so that its grading outlasts a neighbour's start);
-# otherwise correct. A neighbour graded beside it must keep its grade (lanes weigh the same
-# and autogroups do not apply inside them; time is charged in CPU seconds).
+# Starts 30 shells that spin forever, each in a session of its own (the kernel's autogroups
+# share a CPU between sessions, so 30 sessions take 30 shares) and at the lowest priority
+# (which counts only within a cgroup, where they share the worker's), and answers every
+# call 0.25 s late, so that its grading outlasts a neighbour's start; otherwise correct.
+# A neighbour graded beside it must keep its grade: lanes weigh the same, and autogroups
+# do not apply inside them.
 BUSY = 30
 KEEPS_HOST_BUSY = Synthetic(
     adapters_tail=f"""
@@ -483,18 +484,18 @@ KEEPS_HOST_BUSY = Synthetic(
     import os
     import time
 
-    _spinning = []
+    for _ in range({BUSY}):
+        os.posix_spawn(
+            "/usr/bin/nice",
+            ["nice", "-n", "19", "/bin/sh", "-c", "while :; do :; done"],
+            {{}},
+            setsid=True,
+        )
 
     def _late(function):
         @functools.wraps(function)
         def late(*args, **kwargs):
-            while len(_spinning) < {BUSY}:
-                _spinning.append(os.fork())
-                if _spinning[-1] == 0:
-                    os.setsid()
-                    while True:
-                        pass
-            time.sleep(0.15)
+            time.sleep(0.25)
             return function(*args, **kwargs)
         return late
 

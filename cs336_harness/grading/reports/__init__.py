@@ -34,8 +34,9 @@ class RunInfo:
     resources: str = ""
 
     def lines(self) -> list[str]:
+        # The inputs stay the second line: CI scripts read the seed from there.
         resources = [f"resources: {self.resources}"] if self.resources else []
-        return [f"sandbox: {self.sandbox}", *resources, f"inputs: {self.inputs}"]
+        return [f"sandbox: {self.sandbox}", f"inputs: {self.inputs}", *resources]
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
