@@ -41,6 +41,8 @@ MOUNTINFO = Path("/proc/self/mountinfo")
 OWN_GROUPS = Path("/proc/self/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
+# A run's tree is named after its grader's process id.
+PREFIX = "cs336-grade-"
 # What a host without cgroups does not bound, for the reports and the terminal.
 WITHOUT = (
     "memory is bounded per process (RLIMIT_DATA), not for the worker's process tree, shared "
@@ -302,9 +304,18 @@ def _v1_candidate(mounts: list[Mount], own: dict[str, str]) -> tuple[dict[str, P
     return parents, ""
 
 
+def _remove_stale(parent: Path) -> None:
+    """Remove the trees of earlier runs whose grader is gone (killed with SIGKILL, say).
+    "Gone" is judged in this PID namespace: graders sharing one hierarchy must share it."""
+    for tree in parent.glob(f"{PREFIX}[0-9]*"):
+        pid = tree.name.removeprefix(PREFIX)
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            _remove_tree(tree)
+
+
 def set_up(lanes: int, name: str | None = None) -> Cgroups:
     """The run's tree with a group per lane, or an empty `Cgroups` saying why not."""
-    name = name or f"cs336-grade-{os.getpid()}"
+    name = name or f"{PREFIX}{os.getpid()}"
     try:
         mounts, own = _mounts(), _own_paths()
     except OSError as error:
@@ -318,6 +329,8 @@ def set_up(lanes: int, name: str | None = None) -> Cgroups:
             continue
         cgroups = Cgroups(version, tuple((c, str(p / name)) for c, p in parents.items()))
         try:
+            for parent in set(parents.values()):
+                _remove_stale(parent)
             if version == 2:
                 _enable(next(iter(parents.values())), V2_CONTROLLERS)
             for base in cgroups._bases():

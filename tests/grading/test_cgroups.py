@@ -80,6 +80,17 @@ def test_v2_groups_go_at_the_root_with_controllers_handed_down(tmp_path, monkeyp
     assert worker.oom_kills() == 1
 
 
+def test_trees_of_graders_that_are_gone_are_removed(tmp_path, monkeypatch):
+    root = _fake_host(tmp_path, monkeypatch, V2_MOUNTINFO, V2_OWN)
+    (root / "cgroup.controllers").write_text("cpu memory pids\n")
+    gone, alive = root / "cs336-grade-999999999" / "lane-0", root / f"cs336-grade-{os.getpid()}"
+    gone.mkdir(parents=True)
+    alive.mkdir()
+    cgroups.set_up(1, name="run")
+    assert not gone.parent.exists()
+    assert alive.exists()
+
+
 def test_a_v2_hierarchy_without_controllers_falls_back_to_v1(tmp_path, monkeypatch):
     """Hybrid hosts mount an empty v2 hierarchy beside the v1 controllers."""
     root = _fake_host(tmp_path, monkeypatch, V1_MOUNTINFO, V1_OWN)
