@@ -22,6 +22,7 @@ from typing import Any
 
 from cs336_harness.adapter_loader import exception_line, load_module
 from cs336_harness.grading.protocol import (
+    TEXT_CHARS,
     Closed,
     Unsendable,
     encode,
@@ -57,7 +58,9 @@ def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
     except NotImplementedError:
         return encode({"not_implemented": name})
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the submission's too
-        return encode({"raised": type(error).__name__, "message": str(error)})
+        # Cut here, where the judge would cut it anyway: a message of megabytes would make
+        # the frame's header too large to be read at all.
+        return encode({"raised": type(error).__name__, "message": str(error)[:TEXT_CHARS]})
     try:
         return encode({"value": value})
     except Unsendable as error:

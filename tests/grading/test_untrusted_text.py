@@ -65,7 +65,7 @@ PRINTS = synthetic.Synthetic(
 NAME = os.fsdecode(b"name \x1b]0;pwned\x07 \x1b[31mred\nline \xff [b]:smile:")
 CLEAN_NAME = "name \\x1b]0;pwned\\x07 \\x1b[31mred\\nline \\udcff [b]:smile:"
 FIFO = b"pipe \x1b[2J\n\xff"
-CLEAN_FIFO = "cs336_basics/pipe \\x1b[2J\\n\\udcff"
+CLEAN_FIFO = "cs336_basics/pipe \\x1b[2J\\n\\xff (FIFO, not a regular file)"
 # What no terminal output and no report may hold: ESC, the C1 controls, surrogates.
 RAW = re.compile("[\x1b\x80-\x9f\ud800-\udfff]")
 
