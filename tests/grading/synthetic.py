@@ -264,12 +264,23 @@ def reads_fixtures(repo_fixtures: Path) -> Synthetic:
     every softmax.safetensors under the directories where graders keep their files."""
     return _stored_answers(
         f"""
-        import glob
+        import os
         from pathlib import Path
 
         places = [Path({str(repo_fixtures)!r}) / "softmax.safetensors"]
-        for root in ("/tmp", "/work", "/root", "/home"):
-            places += glob.glob(f"{{root}}/**/softmax.safetensors", recursive=True)
+        # A walk by hand, without recursion or links: the host may hold trees deeper than
+        # Python's stack (the intake's tests leave some) and link loops.
+        folders = ["/tmp", "/work", "/root", "/home"]
+        while folders:
+            try:
+                entries = list(os.scandir(folders.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif entry.name == "softmax.safetensors":
+                    places.append(entry.path)
         """
     )
 

@@ -108,16 +108,32 @@ def test_a_silent_writer_times_out_and_a_full_pipe_does_not_block():
         os.close(write_end)
 
 
+def _write_until_closed(fd: int, data: bytes) -> None:
+    """Writes `data` to a blocking pipe until it is all out or the reader has gone."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except BrokenPipeError:
+        pass
+
+
 def test_a_header_too_large_to_parse_is_refused_unparsed():
     """A 30-million-element list fits under the reply limit as JSON, and costs ~820 MiB to
     decode: its header is refused from its length alone, and so is one naming too many
     tensors."""
     frame = encode({"value": [0] * (HEADER_BYTES // 2)})
     read_end, write_end = os.pipe()
-    with os.fdopen(read_end, "rb") as reader, os.fdopen(write_end, "wb") as writer:
-        threading.Thread(target=lambda: (writer.write(frame), writer.close())).start()
+    writer = threading.Thread(target=_write_until_closed, args=(write_end, frame))
+    writer.start()
+    try:
         with pytest.raises(ProtocolError, match=f"over the limit of {HEADER_BYTES}"):
-            read_frame(reader.fileno(), max_bytes=len(frame))
+            read_frame(read_end, max_bytes=len(frame))
+    finally:
+        # Closing the read end first breaks the writer's pipe, so the thread ends.
+        os.close(read_end)
+        writer.join()
+        os.close(write_end)
     with pytest.raises(ProtocolError, match="over the limit"):
         decode(_body(frame))
     many = encode({"value": [torch.zeros(1)] * (MAX_TENSORS + 1)})
