@@ -7,19 +7,31 @@ it names in `DIAGNOSED_AS` (an id, or a set of ids) and no other module's are bl
 mistake; every mistake in the catalog is proved by a wrong module in each of its families;
 and no mistake's output matches a correct one on any stored case.
 
-Each run is the whole component suite, in-process (pytester), so this costs about a second
-per module; it is marked `meta` and run by `make meta`, outside the everyday suite.
+Each run is in-process (pytester). A correct module runs the whole component suite; a wrong
+one runs the test files that ask for an adapter it defines differently from the correct
+module (`uses`, from one recorded run of the suite), since every other file runs exactly
+the correct module's code, which passes (provided the wrong module changes nothing shared
+when imported: `test_importing_a_wrong_module_changes_nothing_shared`). Marked `meta`, run
+by `make meta`, outside the everyday suite.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import inspect
+import json
+import pkgutil
+import subprocess
+import sys
+from collections import defaultdict
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
 import pytest
 
+import tests.adapters as correct_adapters
 from cs336_harness.adapter_loader import DEFAULT_ADAPTERS, Adapters
 from cs336_harness.cases import load_case
 from cs336_harness.diagnosis.catalog import BY_ID, MISTAKES
@@ -42,10 +54,13 @@ def _dynamo_imported_once():
     import torch._dynamo  # noqa: F401
 
 
-def run_suite(pytester: pytest.Pytester, adapters: Path) -> list[pytest.TestReport]:
-    """Run every family's tests against `adapters`; the reports of their calls."""
+def run_suite(
+    pytester: pytest.Pytester, adapters: Path, files: list[Path] | None = None
+) -> list[pytest.TestReport]:
+    """Run every family's tests (or those in `files`) against `adapters`; the reports of
+    their calls."""
     recorder = pytester.inline_run(
-        str(TESTS),
+        *map(str, files or [TESTS]),
         f"--adapters={adapters}",
         "-p",
         "no:cacheprovider",
@@ -58,6 +73,70 @@ def run_suite(pytester: pytest.Pytester, adapters: Path) -> list[pytest.TestRepo
     ]
     assert not errors, f"{adapters.name}: errors outside test bodies: {[r.nodeid for r in errors]}"
     return reports
+
+
+# The adapters API: the functions tests/adapters.py defines (upstream's names).
+API = frozenset(
+    name
+    for name, value in vars(correct_adapters).items()
+    if inspect.isfunction(value) and value.__module__ == correct_adapters.__name__
+)
+
+# An adapters module that serves tests/adapters.py's functions and writes down which test
+# file looked up which of them: a module `__getattr__` sees every lookup, called or not,
+# and hands out the functions themselves, so the run is the correct module's own.
+RECORDER = """
+import os
+
+import tests.adapters as _correct
+
+
+def __getattr__(name):
+    if name not in {api!r}:
+        raise AttributeError(name)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "")
+    with open({log!r}, "a") as log:
+        log.write(test.partition("::")[0] + "\\t" + name + "\\n")
+    return getattr(_correct, name)
+"""
+# The set of test files of an adapter looked up outside any test (collection, set-up):
+# a module that defines it differently runs the whole suite.
+EVERY_FILE = None
+_uses: dict[str, set[Path] | None] = {}
+
+
+def adapter_uses(pytester: pytest.Pytester) -> dict[str, set[Path] | None]:
+    """Adapter name → the test files that look it up when the correct module runs the
+    suite (`EVERY_FILE` where a lookup happened outside any test). Recorded once, by the
+    first wrong module's test (pytester is per test)."""
+    if not _uses:
+        log = pytester.path / "lookups.tsv"
+        recorder = pytester.path / "recording_adapters.py"
+        recorder.write_text(RECORDER.format(api=sorted(API), log=str(log)))
+        failed = failing_families(run_suite(pytester, recorder))
+        assert not failed, f"the recorded run of the correct module failed in {failed}"
+        uses: dict[str, set[Path] | None] = defaultdict(set)
+        for line in log.read_text().splitlines():
+            where, _, name = line.partition("\t")
+            file = TESTS / Path(where).name
+            if not where or not file.is_file():
+                uses[name] = EVERY_FILE
+            elif uses[name] is not EVERY_FILE:
+                uses[name].add(file)
+        _uses.update(uses)
+    return _uses
+
+
+def files_to_run(module, uses: dict[str, set[Path] | None]) -> list[Path] | None:
+    """The test files in which `module` can behave unlike the correct adapters: those that
+    look up an adapter it defines differently (None: every file)."""
+    changed = {n for n in API if getattr(module, n, None) is not getattr(correct_adapters, n)}
+    files: set[Path] = set()
+    for name in changed:
+        if uses.get(name, set()) is EVERY_FILE:
+            return None
+        files |= uses.get(name, set())
+    return sorted(files)
 
 
 def _family(report: pytest.TestReport) -> str | None:
@@ -110,7 +189,7 @@ def check_diagnoses(
 @pytest.mark.parametrize("module", WRONG, ids=[p.stem for p in WRONG])
 def test_wrong_module_is_caught_by_its_family(pytester, request, module):
     wrong = importlib.import_module(f"tests.wrong_adapters.{module.stem}")
-    reports = run_suite(pytester, module)
+    reports = run_suite(pytester, module, files_to_run(wrong, adapter_uses(pytester)))
     assert reports
     failed = failing_families(reports)
     assert failed == wrong.CAUGHT_BY, (
@@ -118,6 +197,78 @@ def test_wrong_module_is_caught_by_its_family(pytester, request, module):
     )
     live = LiveCatalog(fixtures_dir(request.config))
     check_diagnoses(module.stem, reports, declared_mistakes(wrong), live)
+
+
+# What a wrong module could change at import to reach families it does not name: the
+# harness, the tests, the reference package, and the parts of torch and numpy they call.
+SHARED_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch.testing",
+                  "numpy", "einops")  # fmt: skip
+SHARED_PACKAGES = ("cs336_basics", "cs336_harness", "tests")
+
+
+def _shared_state() -> dict[tuple[str, str], object]:
+    """(owner, attribute) → value, over the shared modules, the classes in them (each once,
+    under its own name) and the code and defaults of their functions."""
+    state: dict[tuple[str, str], object] = {}
+    classes: dict[int, type] = {}
+    for name, module in list(sys.modules.items()):
+        shared = name in SHARED_MODULES or name.startswith(SHARED_PACKAGES)
+        if module is None or not shared or name.startswith("tests.wrong_adapters"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            state[name, attribute] = value
+            if inspect.isclass(value):
+                classes[id(value)] = value
+            elif inspect.isfunction(value):
+                for part in ("__code__", "__defaults__", "__kwdefaults__", "__dict__"):
+                    state[f"{value.__module__}.{value.__qualname__}", part] = getattr(value, part)
+    for cls in classes.values():
+        for member, value in list(vars(cls).items()):
+            state[f"{cls.__module__}.{cls.__qualname__}", member] = value
+    return state
+
+
+def shared_changes_on_import() -> dict[str, list[str]]:
+    """Wrong module (or helper) → the shared attributes importing it changed, each module
+    imported in turn after everything shared was. Run in a fresh interpreter: where a
+    module was imported before, setting a value again is invisible."""
+    for package in ("cs336_basics", "cs336_harness"):
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            if not info.name.endswith(".__main__"):  # a command, which would run
+                importlib.import_module(info.name)
+    for name in (*SHARED_MODULES, "tests.adapters", "tests.conftest"):
+        importlib.import_module(name)
+    changes = {}
+    for path in sorted((TESTS / "wrong_adapters").glob("*.py")):
+        before = _shared_state()
+        importlib.import_module(f"tests.wrong_adapters.{path.stem}")
+        after = _shared_state()
+        owners = {owner for owner, _ in before}
+        changed = [key for key, value in before.items() if after.get(key, value) is not value]
+        # An attribute added to a class shadows what it inherits; a submodule is what an
+        # import adds to its package.
+        changed += [
+            key
+            for key, value in after.items()
+            if key not in before and key[0] in owners and not inspect.ismodule(value)
+        ]
+        if changed:
+            changes[path.name] = [".".join(key) for key in changed][:10]
+    return changes
+
+
+@pytest.mark.meta
+def test_importing_a_wrong_module_changes_nothing_shared():
+    """No wrong module (or helper) changes an attribute of the shared modules or of their
+    classes when imported: so its runs need only the files that ask for an adapter it
+    defines differently (`files_to_run`)."""
+    check = "import json, tests.test_meta as m; print(json.dumps(m.shared_changes_on_import()))"
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=TESTS.parent, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {}
 
 
 @pytest.mark.meta
