@@ -9,7 +9,7 @@ and no mistake's output matches a correct one on any stored case.
 
 Each run is in-process (pytester). A correct module runs the whole component suite; a wrong
 one runs the test files that ask for an adapter it defines differently from the correct
-module (`uses`, from one recorded run of the suite), since every other file runs exactly
+module (`adapter_uses`, from one recorded run of the suite), since every other file runs exactly
 the correct module's code, which passes (provided the wrong module changes nothing shared
 when imported: `test_importing_a_wrong_module_changes_nothing_shared`). Marked `meta`, run
 by `make meta`, outside the everyday suite.

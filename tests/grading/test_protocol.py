@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -18,6 +19,7 @@ from cs336_harness.grading.protocol import (
     decode,
     encode,
     read_frame,
+    write_all,
     write_frame,
 )
 from cs336_harness.grading.timekeeping import Timeout
@@ -109,13 +111,9 @@ def test_a_silent_writer_times_out_and_a_full_pipe_does_not_block():
 
 
 def _write_until_closed(fd: int, data: bytes) -> None:
-    """Writes `data` to a blocking pipe until it is all out or the reader has gone."""
-    view = memoryview(data)
-    try:
-        while view:
-            view = view[os.write(fd, view) :]
-    except BrokenPipeError:
-        pass
+    """Write `data` to a blocking pipe until it is all out or the reader has gone."""
+    with contextlib.suppress(BrokenPipeError):
+        write_all(fd, data)
 
 
 def test_a_header_too_large_to_parse_is_refused_unparsed():
