@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import torch
-from matplotlib.figure import Figure
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -394,7 +393,11 @@ def plot_curve(
     history: Sequence[dict[str, float]], path: Path, title: str, vocab_size: int
 ) -> None:
     """Train and validation loss (top) and learning rate (bottom) against the step."""
-    # A bare Figure, never pyplot: no GUI backend is chosen and the PNG is drawn by Agg.
+    # Imported here: matplotlib costs half a second that importing the training command
+    # (the tests do) should not pay. A bare Figure, never pyplot: no GUI backend is chosen
+    # and the PNG is drawn by Agg.
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(7, 5), layout="constrained")
     loss_ax, lr_ax = figure.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     steps = np.array([row["step"] for row in history])

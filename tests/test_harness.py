@@ -4,6 +4,7 @@ session inside this one (pytester), so they are marked `meta` and run by `make m
 
 from __future__ import annotations
 
+import re
 import shutil
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -118,3 +119,34 @@ def test_a_modified_fixture_stops_the_session_naming_the_file(pytester):
     result.stderr.fnmatch_lines(["*refusing to run on modified fixtures*"])
     result.stderr.fnmatch_lines([f"*{target} was modified*"])
     assert "passed" not in result.stdout.str()  # the session stopped before any test ran
+
+
+def test_every_module_of_the_grading_folder_is_marked_grading():
+    # tests/conftest.py skips the folder whole when `-m` leaves no `grading` test: a module
+    # without the marker would silently drop out of the everyday suite.
+    unmarked = [
+        path.name
+        for path in sorted((TESTS / "grading").glob("test_*.py"))
+        if not re.search(r"^pytestmark = (\[\s*)?pytest\.mark\.grading\b", path.read_text(), re.M)
+    ]
+    assert not unmarked, f"not marked `pytestmark = pytest.mark.grading`: {unmarked}"
+
+
+@pytest.mark.parametrize(
+    ("markexpr", "skipped"),
+    [
+        ("not meta and not grading", True),
+        ("not (grading or meta)", True),
+        ("not(grading)", True),
+        ("grading", False),
+        ("meta", False),  # a grading test may also be marked meta
+        ("meta or not grading", False),
+        ("not grading or hardening", False),
+        ('not grading and not family(name="x")', False),  # marker arguments: not analysed
+        ("", False),
+    ],
+)
+def test_the_grading_folder_is_skipped_only_when_m_leaves_none_of_it(markexpr, skipped):
+    from tests.conftest import deselects_every
+
+    assert deselects_every(markexpr, "grading") is skipped

@@ -7,8 +7,6 @@ import itertools
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cs336_basics.bpe_training import train_bpe
 from cs336_basics.tokenizer import Tokenizer
@@ -41,17 +39,27 @@ def test_encode_iterable_memory_is_flat(tokenizer):
     assert peak < 64_000, f"encode_iterable peaked at {peak} bytes traced on a 400 kB stream"
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
-@given(
-    pieces=st.lists(st.sampled_from([*WORDS, " ", "'", "l", "<|", "|>", "é", "1"]), max_size=30),
-    cuts=st.lists(st.integers(0, 200), max_size=6),
-)
-def test_encode_iterable_equals_encode_wherever_cut(tokenizer, pieces, cuts):
-    text = "".join(pieces)
-    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
-    chunks = [text[a:b] for a, b in itertools.pairwise(bounds)]
-    assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text), chunks
-    assert tokenizer.decode(tokenizer.encode(text)) == text
+def test_encode_iterable_equals_encode_wherever_cut(tokenizer):
+    # Hypothesis is imported when this test runs, not when the module is collected: its
+    # import costs about a second, which `pytest -k rope` would otherwise pay too.
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(derandomize=True, max_examples=300, deadline=None)
+    @given(
+        pieces=st.lists(
+            st.sampled_from([*WORDS, " ", "'", "l", "<|", "|>", "é", "1"]), max_size=30
+        ),
+        cuts=st.lists(st.integers(0, 200), max_size=6),
+    )
+    def check(pieces: list[str], cuts: list[int]) -> None:
+        text = "".join(pieces)
+        bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+        chunks = [text[a:b] for a, b in itertools.pairwise(bounds)]
+        assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text), chunks
+        assert tokenizer.decode(tokenizer.encode(text)) == text
+
+    check()
 
 
 def test_files_round_trip(tokenizer, tmp_path):
