@@ -98,6 +98,9 @@ def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None)
         f"--fixtures-dir={bundle.fixtures}",
         "-p",
         "no:cacheprovider",
+        # No third-party plugin takes part in a graded run (and finding them costs each job
+        # a scan of every installed package).
+        "--disable-plugin-autoload",
         "-q",
         "--tb=short",
         "--show-capture=no",
