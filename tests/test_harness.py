@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -150,3 +152,29 @@ def test_the_grading_folder_is_skipped_only_when_m_leaves_none_of_it(markexpr, s
     from tests.conftest import deselects_every
 
     assert deselects_every(markexpr, "grading") is skipped
+
+
+@pytest.mark.parametrize("stub", ["run_save_checkpoint", "run_load_checkpoint"])
+def test_a_stubbed_checkpoint_adapter_fails_before_the_training(stub):
+    # Before the training means before torch.optim's first optimizer, which imports
+    # torch._dynamo (seconds): checked in a fresh interpreter, where nothing imported it yet.
+    script = f"""
+import sys, torch
+from cs336_harness import probes
+from tests import adapters
+class Stubbed:
+    def __getattr__(self, name):
+        if name == {stub!r}:
+            def stub(*args, **kwargs):
+                raise NotImplementedError
+            return stub
+        return getattr(adapters, name)
+try:
+    probes.run_probe(Stubbed(), "checkpoint_resume", dict(seed=0, steps_before=2, steps_after=2,
+                     target="path"))
+except NotImplementedError:
+    print("torch._dynamo" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=TESTS.parent,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.strip() == "False", done.stdout + done.stderr
