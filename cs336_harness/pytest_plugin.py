@@ -13,6 +13,7 @@
 - `@pytest.mark.hardening("why")` on a test, or a `"hardening"` entry on a case in
   `cases.json`, marks behaviour this project chose where the upstream assignment is silent:
   tested as everything else, but graded apart (see the README's "Contract and hardening").
+  A failing one says so in its message's first line.
 - The `pytest_cs336_adapters` hook lets a plugin hand the tests another adapters object:
   the grader's judge gives them one whose calls run in a sandboxed worker process.
 """
@@ -44,6 +45,10 @@ _FIXTURES = pytest.StashKey[Path]()
 # A failing comparison's message opens with its likely cause (`cs336_harness/diagnosis/`).
 pytest_plugins = ["cs336_harness.diagnosis.plugin"]
 _SHAPE_CHECKS = pytest.StashKey[Any]()
+HARDENING_LINE = (
+    "hardening: stricter than the assignment, scored apart ({why}); "
+    '`pytest -m "not hardening"` leaves these tests out'
+)
 
 
 class AdapterHooks:
@@ -191,11 +196,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.user_properties.append(("family", family))
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    # A failing hardening test says so first: this runs last before the report is made
+    # (after the diagnosis), so every reader sees the line on top: the terminal's summary,
+    # JUnit, the grader's record.
+    marker = item.get_closest_marker("hardening")
+    error = call.excinfo.value if call.excinfo is not None else None
+    failed = _is_failure(error) and not is_not_implemented(call.excinfo)  # that stays one line
+    if call.when == "call" and marker is not None and failed:
+        line = HARDENING_LINE.format(why=marker.args[0] if marker.args else "see the README")
+        _prefix_message(error, line)
     report = yield
     if call.when == "call" and is_not_implemented(call.excinfo):
         report.user_properties.append(("status", "not implemented"))
     elif report.failed and isinstance(case := getattr(item, "funcargs", {}).get("case"), Case):
         report.sections.append(("what this case checks", f"{case.id}: {case.description}"))
     return report
+
+
+def _is_failure(error: BaseException | None) -> bool:
+    return isinstance(error, Exception | pytest.fail.Exception) and not isinstance(
+        error, pytest.skip.Exception | pytest.xfail.Exception
+    )
+
+
+def _prefix_message(error: BaseException, line: str) -> None:
+    """Put `line` before the message of `error`, keeping its type (the grader reads it)."""
+    if isinstance(error, pytest.fail.Exception) or hasattr(error, "msg"):
+        error.msg = f"{line}\n{error.msg}"  # type: ignore[attr-defined]
+    else:
+        error.args = (f"{line}\n{error.args[0] if error.args else ''}", *error.args[1:])

@@ -178,3 +178,21 @@ except NotImplementedError:
     done = subprocess.run([sys.executable, "-c", script], cwd=TESTS.parent,
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert done.stdout.strip() == "False", done.stdout + done.stderr
+
+
+def test_a_failing_hardening_test_says_so_first_and_a_contract_one_does_not(pytester):
+    attention = str(TESTS / "test_scaled_dot_product_attention.py")
+    wrong = TESTS / "wrong_adapters"
+    hardening = outcomes(
+        pytester.inline_run(
+            attention, f"--adapters={wrong / 'attention_nan_on_fully_masked_row.py'}"
+        )
+    )
+    contract = outcomes(
+        pytester.inline_run(attention, f"--adapters={wrong / 'attention_no_scale.py'}")
+    )
+    failed = {k: v for k, v in hardening.items() if v}
+    assert list(failed) == ["test_scaled_dot_product_attention[4d_fully_masked_row]"], failed
+    assert failed[next(iter(failed))][0].startswith("hardening: stricter than the assignment")
+    first_lines = [v[0] for v in contract.values() if v]
+    assert first_lines and not any(line.startswith("hardening") for line in first_lines)

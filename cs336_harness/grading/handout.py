@@ -78,6 +78,11 @@ A failing comparison opens with the likely mistake when its output matches a kno
 module; a failing Transformer block or LM names the first sublayer whose output differs.
 With `--typecheck`, a call whose tensors contradict the jaxtyping shapes in your annotations
 fails at that call, naming the annotation it broke.
+
+Some tests check behaviour the assignment leaves open (a fully masked attention row gives
+zeros, not NaN; a sequence longer than the context is refused). They are *hardening*: a
+failing one says so on its first line, and they are scored apart from the components'
+points. `uv run pytest -m "not hardening"` runs the assignment's contract alone.
 """
 
 

@@ -85,6 +85,10 @@ def test_the_handout_typechecks_with_its_own_make_target(handout: Path):
     assert "not implemented: run_silu" in run.stdout and "Traceback" not in run.stdout
 
 
+def test_the_handout_readme_says_how_to_run_the_contract_alone(handout: Path):
+    assert 'uv run pytest -m "not hardening"' in (handout / "README.md").read_text()
+
+
 def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path):
     assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
     run = _uv(handout, "run", "--offline", "cs336-grade", "--out", "report")
