@@ -66,3 +66,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     spec = resolve_spec(config.getoption("--adapters"), os.environ)
     return True if spec != str(DEFAULT_ADAPTERS) else None
+
+
+@pytest.fixture(autouse=True)
+def _torch_imported_once(request: pytest.FixtureRequest) -> None:
+    """pytester takes the modules imported during an inline run out of `sys.modules` again
+    afterwards, and some of torch's cannot be imported twice in one process: torch._dynamo
+    (torch.optim's first call imports it) imports triton, which aborts the process, and
+    torch.distributed (a failed comparison's report imports it) registers operators that
+    refuse a second registration. So a test that runs pytest inside pytest has both
+    imported first, outside every run."""
+    if "pytester" in request.fixturenames:
+        import torch._dynamo
+        import torch.distributed.tensor  # noqa: F401

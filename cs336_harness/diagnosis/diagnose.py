@@ -19,6 +19,7 @@ which cannot import the catalog, as it cannot import the oracle.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from safetensors.numpy import load_file, save_file
 
 from cs336_harness.case_layout import case_table
 from cs336_harness.diagnosis.numpy_cases import load
+from cs336_harness.manifest import MANIFEST_NAME
 
 FINGERPRINT_SIZE = 4096
 DISCRIMINATING = 256
@@ -223,6 +225,17 @@ def _key(family: str, case_id: str, mistake: str) -> str:
     return f"{family}/{case_id}/{mistake}"
 
 
+# Where the student handout ships the table of its stored fixtures (`make handout`), for a
+# copy that has no catalog to compute it from.
+SHIPPED_TABLE = Path("tests") / "known_mistakes.safetensors"
+
+
+def fixtures_digest(fixtures: Path) -> str:
+    """What a table was written for: the SHA-256 of the fixtures' manifest, which names every
+    fixture file's own digest."""
+    return hashlib.sha256((fixtures / MANIFEST_NAME).read_bytes()).hexdigest()
+
+
 def write_table(fixtures: Path, path: Path) -> Path:
     """Every candidate of every stored forward case of `fixtures`, in one safetensors file
     that `Table` reads without the catalog."""
@@ -237,6 +250,7 @@ def write_table(fixtures: Path, path: Path) -> Path:
             shapes[key] = list(c.shape)
             scales[key] = c.scale
     metadata = {
+        "fixtures": fixtures_digest(fixtures),
         "messages": json.dumps(live.messages),
         "graded": json.dumps(sorted(live.graded)),
         "families": json.dumps(sorted(live.families)),
@@ -256,6 +270,7 @@ class Table:
         with safe_open(str(path), framework="numpy") as f:
             metadata = f.metadata()
         self.tensors = load_file(str(path))
+        self.fixtures = metadata.get("fixtures", "")
         self.messages: dict[str, str] = json.loads(metadata["messages"])
         self.graded = set(json.loads(metadata["graded"]))
         self.families = set(json.loads(metadata["families"]))
@@ -279,3 +294,12 @@ class Table:
             for key, shape in self.shapes.items()
             if key.startswith(prefix)
         ]
+
+
+def shipped_table(root: Path, fixtures: Path) -> Table | None:
+    """The table a handout at `root` ships, if it was written for `fixtures`."""
+    path = root / SHIPPED_TABLE
+    if not path.is_file() or not (fixtures / MANIFEST_NAME).is_file():
+        return None
+    table = Table(path)
+    return table if table.fixtures == fixtures_digest(fixtures) else None

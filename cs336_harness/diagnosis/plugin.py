@@ -9,8 +9,9 @@ in name order, so the components come first). The grader's record reads these li
 message: its first line is a test's one-line verdict in every report.
 
 The known mistakes come from a table (`--diagnosis-table`, which the grader writes for its
-judge) or else from the catalog, where this copy has it (not the student handout, which has
-no oracle: there failures read as before).
+judge), or else from the catalog, where this copy has it, or else from the table the student
+handout ships for its stored fixtures (it has no oracle to compute one); with other fixtures
+there, failures read as before.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.cases import Case
 from cs336_harness.compare import OracleMismatch
 from cs336_harness.diagnosis.diagnose import (
@@ -33,6 +35,7 @@ from cs336_harness.diagnosis.diagnose import (
     Table,
     matches,
     opening_lines,
+    shipped_table,
 )
 from cs336_harness.pytest_plugin import fixtures_dir
 
@@ -65,7 +68,7 @@ def _source(config: pytest.Config, fixtures: Path) -> Source | None:
         elif importlib.util.find_spec(CATALOG) is not None:
             config.stash[_SOURCE] = LiveCatalog(fixtures)
         else:
-            config.stash[_SOURCE] = None
+            config.stash[_SOURCE] = shipped_table(REPO_ROOT, fixtures)
     return config.stash[_SOURCE]
 
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, write_table
 from cs336_harness.grading.stubs import stub_source
 from cs336_harness.grading.trusted import copy_tree
 
@@ -104,6 +105,9 @@ def export(dest: Path, repo: Path = REPO_ROOT) -> None:
             shutil.copyfile(source, dest / name)
     for name in STUBBED:
         _stub_tree(dest / name)
+    # The catalog of known mistakes stays here (it holds the oracle); its outputs on the
+    # stored fixtures go along as data, so that a student's failure names its likely cause.
+    write_table(repo / "tests" / "fixtures", dest / SHIPPED_TABLE)
     (dest / "Makefile").write_text(MAKEFILE)
     (dest / "README.md").write_text(README)
 

@@ -155,11 +155,14 @@ def build_bundle(repo: Path, fixtures: Path, dest: Path) -> Bundle:
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
     # The judge cannot import the catalog of known mistakes (it needs the oracle), so their
     # outputs on these fixtures are written here for it, beside the fixtures, out of the
-    # worker's sight. A copy without the catalog (the handout) diagnoses nothing.
-    if importlib.util.find_spec(CATALOG) is not None:
-        from cs336_harness.diagnosis.diagnose import write_table
+    # worker's sight. A copy without the catalog (the handout) copies the table it ships
+    # when the fixtures are the ones it was written for, and diagnoses nothing otherwise.
+    from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, shipped_table, write_table
 
+    if importlib.util.find_spec(CATALOG) is not None:
         write_table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
+    elif shipped_table(repo, dest / "fixtures") is not None:
+        shutil.copyfile(repo / SHIPPED_TABLE, dest / DIAGNOSIS_TABLE)
     return Bundle(dest, digests(dest))
 
 

@@ -109,3 +109,70 @@ def test_the_handout_cannot_draw_fresh_inputs_and_says_so(handout: Path):
     assert json.loads((handout / "r" / "results.json").read_text())["output"].splitlines()[1] == (
         "inputs: stored fixtures (--stored-inputs: public, a submission may carry their answers)"
     )
+
+
+# Run in the handout's own environment: each wrong module (this repository's, copied in with
+# the bundled implementation that they modify) over the test files of its families, in one
+# process; prints each module's failures' first lines.
+DRIVER = """
+import json, sys
+import pytest
+
+class FirstLines:
+    def __init__(self):
+        self.lines = []
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" and report.failed:
+            lines = report.longreprtext.splitlines()
+            # A hardening test's failure opens with that; its diagnosis comes next.
+            self.lines.append(lines[1] if lines[0].startswith("hardening:") else lines[0])
+
+out = {}
+for stem, files in json.loads(sys.argv[1]).items():
+    collector = FirstLines()
+    args = [*files, f"--adapters=tests/wrong_adapters/{stem}.py", "-q", "-p", "no:cacheprovider"]
+    pytest.main(args, plugins=[collector])
+    out[stem] = collector.lines
+print("FIRST-LINES " + json.dumps(out))
+"""
+
+
+def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
+    handout: Path, tmp_path: Path
+):
+    import importlib
+
+    from cs336_harness.adapter_loader import REPO_ROOT
+    from cs336_harness.diagnosis.catalog import MISTAKES
+
+    assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
+    finished = tmp_path / "finished"
+    shutil.copytree(handout, finished, ignore=shutil.ignore_patterns(".venv"))
+    # A student's finished copy: the bundled implementation where the stubs were. The catalog
+    # itself stays out: the failures below can only be named from the table the handout ships.
+    shutil.copytree(REPO_ROOT / "cs336_basics", finished / "cs336_basics", dirs_exist_ok=True)
+    shutil.copyfile(REPO_ROOT / "tests" / "adapters.py", finished / "tests" / "adapters.py")
+    shutil.copytree(REPO_ROOT / "tests" / "wrong_adapters", finished / "tests" / "wrong_adapters")
+    assert not (finished / "cs336_harness" / "diagnosis" / "catalog.py").exists()
+    lines = {m.id: m.line for m in MISTAKES}
+    expected: dict[str, set[str]] = {}
+    files: dict[str, list[str]] = {}
+    for path in sorted((REPO_ROOT / "tests" / "wrong_adapters").glob("[!_]*.py")):
+        module = importlib.import_module(f"tests.wrong_adapters.{path.stem}")
+        declared = getattr(module, "DIAGNOSED_AS", ())
+        declared = {declared} if isinstance(declared, str) else set(declared)
+        tests = [f"tests/test_{family}.py" for family in sorted(module.CAUGHT_BY)]
+        if declared and all((finished / test).is_file() for test in tests):
+            expected[path.stem] = {lines[m] for m in declared}
+            files[path.stem] = tests
+    (finished / "driver.py").write_text(DRIVER)
+    run = subprocess.run(
+        [str(handout / ".venv" / "bin" / "python"), "driver.py", json.dumps(files)],
+        cwd=finished, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    [report] = [line for line in run.stdout.splitlines() if line.startswith("FIRST-LINES ")]
+    first_lines = json.loads(report.removeprefix("FIRST-LINES "))
+    named = {stem for stem, wanted in expected.items() if wanted & set(first_lines[stem])}
+    unnamed = {stem: first_lines[stem][:2] for stem in expected.keys() - named}
+    assert not unnamed, f"in the handout, these wrong modules get no likely cause: {unnamed}"
+    assert len(named) >= 30, sorted(named)
