@@ -68,14 +68,13 @@ STARTUP_COMMANDS = {
     "pytest tests/test_rope.py": ["tests/test_rope.py"],
     "pytest (everyday suite)": [],
 }
-# Seconds of wall time per submission when a class is graded two at a time on two cores.
-# Missed here (8.3 s with 20 copies): start-up is most of it. Each submission's worker imports
-# torch and torch._dynamo before its first call (7.8 s of one core with
-# PYTHONDONTWRITEBYTECODE set; see `worker.main` for why), and its judge imports torch,
-# pytest and the harness (about 4 s), so start-up alone is about 6 s of a submission's share
-# of two cores.
+# Seconds of wall time per submission when a class is graded two at a time on two cores
+# (twice the rate of the first sandboxed grader, 8.25 s). Start-up is most of it: each
+# submission's worker imports torch and torch._dynamo before its first call (about 3.5 s of
+# one core, bytecode compiled at install; see `worker.main` for why), while its judge is
+# forked from one that has imported torch, pytest and the harness.
 GRADING_COPIES = 20
-GRADING_PER_SUBMISSION_TARGET_S = 5.0
+GRADING_PER_SUBMISSION_TARGET_S = 4.0
 # Seconds to draw one run's fresh fixtures, every family included. Missed here by a little
 # (5.4–5.7 s): drawing every case takes 0.75 s; the rest is the command's start-up, importing
 # torch (which the bfloat16 rounding and safetensors need) and compiling every imported
