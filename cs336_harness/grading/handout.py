@@ -32,6 +32,7 @@ COPIED = (
     "cs336_basics",
     "cs336_harness",
     "tests",
+    "docs/contract.md",
 )
 STUBBED = ("cs336_basics", "tests/adapters.py")
 
@@ -71,8 +72,10 @@ README = """\
 
 Implement the components in `cs336_basics/` (every function there raises
 `NotImplementedError` for now) and wire them up in `tests/adapters.py`, whose `run_*`
-and `get_*` functions the tests call. Until a component is done its tests fail with the one
-line `not implemented: run_<component>`. `rubric.toml` lists the points per component.
+and `get_*` functions the tests call. `docs/contract.md` states what each component must
+compute, its parameters' names and shapes, and every adapter's signature. Until a
+component is done its tests fail with the one line `not implemented: run_<component>`.
+`rubric.toml` lists the points per component.
 
 A failing comparison opens with the likely mistake when its output matches a known one
 (`likely cause: ...`). `test_<component>_backward` checks that gradients flow through your
@@ -102,6 +105,7 @@ def export(dest: Path, repo: Path = REPO_ROOT) -> None:
         if source.is_dir():
             copy_tree(source, dest / name, repo)
         else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, dest / name)
     for name in STUBBED:
         _stub_tree(dest / name)

@@ -86,7 +86,12 @@ def test_the_handout_typechecks_with_its_own_make_target(handout: Path):
 
 
 def test_the_handout_readme_says_how_to_run_the_contract_alone(handout: Path):
-    assert 'uv run pytest -m "not hardening"' in (handout / "README.md").read_text()
+    readme = (handout / "README.md").read_text()
+    assert 'uv run pytest -m "not hardening"' in readme
+    # Every file it cites ships with it, the contract included.
+    cited = re.findall(r"`([\w./-]+\.(?:md|py|toml))`", readme)
+    assert "docs/contract.md" in cited
+    assert [c for c in cited if not (handout / c).is_file()] == []
 
 
 def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path):
