@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, write_table
-from cs336_harness.grading.stubs import stub_source
+from cs336_harness.grading.stubs import stub_source, with_docstring, without_private_functions
 from cs336_harness.grading.trusted import copy_tree
 
 # Files and directories of the repository that the handout copies (as filtered by
@@ -77,6 +77,25 @@ compute, its parameters' names and shapes, and every adapter's signature. Until 
 component is done its tests fail with the one line `not implemented: run_<component>`.
 `rubric.toml` lists the points per component.
 
+**One component at a time.** Each component has its own test file, named for it:
+
+    uv run pytest tests/test_rope.py            # one component's tests
+    uv run pytest -k "rope or softmax"          # every test whose name matches
+    uv run pytest tests/test_rope.py -x -q      # stop at the first failure, terse
+
+**What the assignment asks for** (the course's points): `linear`, `embedding`, `rmsnorm`,
+`swiglu`, `rope`, `scaled_dot_product_attention`, `multihead_self_attention`,
+`multihead_self_attention_with_rope`, `transformer_block`, `transformer_lm`,
+`transformer_lm_truncated_input`, `silu`, `softmax`; the training half, `cross_entropy`,
+`adamw`, `learning_rate_schedule`, `gradient_clipping`, `data_loading`, `checkpointing`,
+`decoding`; and the tokenizer, `train_bpe` and `tokenizer`.
+
+**Beyond it** (optional unless your course says otherwise): `transformer_lm_module` and
+`transformer_block_module` (your model as an `nn.Module`, through `get_transformer_lm` and
+`get_transformer_block`, adapters the original harness lacks), and the architecture
+variants `layernorm`, `gelu`, `positionwise_feedforward` and `transformer_lm_from_config`
+(the seed systems' choices and the usual ablations, in `docs/contract.md`).
+
 A failing comparison opens with the likely mistake when its output matches a known one
 (`likely cause: ...`). `test_<component>_backward` checks that gradients flow through your
 module; a failing Transformer block or LM names the first sublayer whose output differs.
@@ -87,6 +106,17 @@ Some tests check behaviour the assignment leaves open (a fully masked attention 
 zeros, not NaN; a sequence longer than the context is refused). They are *hardening*: a
 failing one says so on its first line, and they are scored apart from the components'
 points. `uv run pytest -m "not hardening"` runs the assignment's contract alone.
+"""
+
+
+ADAPTERS_DOCSTRING = """The functions the tests call: connect each to your code in ``cs336_basics``.
+
+Every ``run_*`` function builds one component from its arguments, loads the weights it is
+handed, runs it on the input and returns the output tensor with autograd on (the backward
+tests differentiate it); every ``get_*`` function returns the object the tests drive. The
+names, parameters and shapes are the contract's (``docs/contract.md``). Until a function is
+written it raises ``NotImplementedError``, and its tests fail with the one line
+``not implemented: run_<component>``.
 """
 
 
@@ -109,6 +139,11 @@ def export(dest: Path, repo: Path = REPO_ROOT) -> None:
             shutil.copyfile(source, dest / name)
     for name in STUBBED:
         _stub_tree(dest / name)
+    # The adapters are the student's to write: the reference's private helpers go, and the
+    # docstring speaks to them.
+    adapters = dest / "tests" / "adapters.py"
+    source = without_private_functions(adapters.read_bytes())
+    adapters.write_bytes(with_docstring(source, ADAPTERS_DOCSTRING))
     # The catalog of known mistakes stays here (it holds the oracle); its outputs on the
     # stored fixtures go along as data, so that a student's failure names its likely cause.
     write_table(repo / "tests" / "fixtures", dest / SHIPPED_TABLE)

@@ -65,3 +65,31 @@ def stub_source(source: bytes) -> bytes:
     for start, end, text in sorted(edits, reverse=True):
         source = source[:start] + text + source[end:]
     return source
+
+
+def without_private_functions(source: bytes) -> bytes:
+    """`source` without its top-level functions named `_*` (and their decorators): helpers of
+    the implementation, which a student's own version need not have."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    private = [node for node in tree.body if isinstance(node, FunctionNode)
+               and node.name.startswith("_")]  # fmt: skip
+    for function in reversed(private):
+        first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+        end = function.end_lineno
+        # The blank lines before it go too, so the file keeps its spacing.
+        while first > 1 and not lines[first - 2].strip():
+            first -= 1
+        del lines[first - 1 : end]
+    return b"".join(lines)
+
+
+def with_docstring(source: bytes, docstring: str) -> bytes:
+    """`source` with its module docstring replaced by `docstring`."""
+    tree = ast.parse(source)
+    first = tree.body[0] if tree.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)):
+        raise ValueError("the source has no module docstring to replace")
+    lines = source.splitlines(keepends=True)
+    head = b"".join(lines[: first.lineno - 1])
+    return head + f'"""{docstring}"""\n'.encode() + b"".join(lines[first.end_lineno :])

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,10 @@ def test_the_handout_readme_says_how_to_run_the_contract_alone(handout: Path):
     cited = re.findall(r"`([\w./-]+\.(?:md|py|toml))`", readme)
     assert "docs/contract.md" in cited
     assert [c for c in cited if not (handout / c).is_file()] == []
+    # It says of every family of the rubric whether the assignment asks for it.
+    rubric = tomllib.loads((handout / "rubric.toml").read_text())["families"]
+    assert [f for f in rubric if f"`{f}`" not in readme] == []
+    assert "uv run pytest tests/test_rope.py" in readme
 
 
 def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path):
@@ -181,3 +186,16 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     unnamed = {stem: first_lines[stem][:2] for stem in expected.keys() - named}
     assert not unnamed, f"in the handout, these wrong modules get no likely cause: {unnamed}"
     assert len(named) >= 30, sorted(named)
+
+
+def test_the_handout_adapters_are_the_students_to_write(handout: Path):
+    from cs336_harness.adapter_loader import REPO_ROOT
+
+    def functions(path: Path) -> tuple[ast.Module, list[str]]:
+        tree = ast.parse(path.read_text())
+        return tree, [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+    tree, names = functions(handout / "tests" / "adapters.py")
+    _, reference = functions(REPO_ROOT / "tests" / "adapters.py")
+    assert names == [name for name in reference if not name.startswith("_")]
+    assert "docs/contract.md" in (ast.get_docstring(tree) or "")
