@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test typecheck meta sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading
+.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -17,6 +17,9 @@ typecheck:  ## the everyday suite, every call into cs336_basics checked against 
 
 meta:  ## tests of the tests: every wrong module caught, both correct ones pass
 	$(UV) run pytest -m meta
+
+matrix:  ## the suite on Python 3.11-3.13, torch 2.6-2.15, each in a throwaway env [CELLS="py3.12 ..."]
+	$(UV) run python .ci/matrix.py $(CELLS)
 
 SEEDS ?= 50
 FIRST_SEED ?= 1
