@@ -25,7 +25,9 @@ def make_norm(
     """``RMSNorm``, ``LayerNorm``, or for ``"none"`` a parameter-free identity.
 
     The identity keeps the model's code one path: a block calls ``ln1`` whether or not it
-    normalises, and a no-norm model's state dict simply has no ``ln*`` entries.
+    normalises, and a no-norm model's state dict simply has no ``ln*`` entries. It is an
+    empty ``nn.Sequential``, a container the assignment allows, where ``nn.Identity`` is a
+    layer of ``torch.nn`` it does not.
     """
     factory = {"device": device, "dtype": dtype}
     if norm == "rmsnorm":
@@ -33,7 +35,7 @@ def make_norm(
     if norm == "layernorm":
         return LayerNorm(d_model, eps, **factory)
     if norm == "none":
-        return nn.Identity()
+        return nn.Sequential()
     raise ValueError(f"norm must be one of {NORMS}, got norm={norm!r}")
 
 

@@ -1,0 +1,51 @@
+"""Which of PyTorch's definitions a submission may use.
+
+CS336's first assignment asks for every component to be written from scratch: nothing from
+`torch.nn`, `torch.nn.functional` or `torch.optim`, except what holds parameters and modules
+together (`Parameter`, `Module` and the containers), the initialisers of `torch.nn.init`
+(the handout asks for `trunc_normal_`) and the `Optimizer` base class that AdamW must
+subclass. Names are written in full, as `torch.nn.functional.silu`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FORBIDDEN = ("torch.nn", "torch.nn.functional", "torch.optim")
+ALLOWED = (
+    "torch.nn.Parameter",
+    "torch.nn.parameter.Parameter",
+    "torch.nn.Buffer",
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "torch.nn.modules.container",
+    "torch.nn.ModuleList",
+    "torch.nn.ModuleDict",
+    "torch.nn.Sequential",
+    "torch.nn.ParameterList",
+    "torch.nn.ParameterDict",
+    "torch.nn.init",
+    "torch.optim.Optimizer",
+)
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """`forbidden`: namespaces whose members may not be used (the namespaces themselves may
+    be imported); `allowed`: names, and everything inside them, exempted from that."""
+
+    forbidden: tuple[str, ...] = FORBIDDEN
+    allowed: tuple[str, ...] = ALLOWED
+
+    def forbids(self, name: str) -> bool:
+        """Whether using the fully qualified `name` breaks the rules."""
+        if name in self.forbidden or any(_within(name, a) for a in self.allowed):
+            return False
+        return any(name.startswith(namespace + ".") for namespace in self.forbidden)
+
+
+DEFAULT = Policy()
