@@ -42,8 +42,9 @@ TYPECHECK_ENV_VAR = "CS336_TYPECHECK"
 BACKWARD = "backward"
 _ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
-# A failing comparison's message opens with its likely cause (`cs336_harness/diagnosis/`).
-pytest_plugins = ["cs336_harness.diagnosis.plugin"]
+# A failing comparison's message opens with its likely cause (`cs336_harness/diagnosis/`);
+# `--rules` lists the implementation's forbidden uses of torch.nn (`cs336_harness/rules/`).
+pytest_plugins = ["cs336_harness.diagnosis.plugin", "cs336_harness.rules.plugin"]
 _SHAPE_CHECKS = pytest.StashKey[Any]()
 HARDENING_LINE = (
     "hardening: stricter than the assignment, scored apart ({why}); "

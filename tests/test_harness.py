@@ -196,3 +196,18 @@ def test_a_failing_hardening_test_says_so_first_and_a_contract_one_does_not(pyte
     assert failed[next(iter(failed))][0].startswith("hardening: stricter than the assignment")
     first_lines = [v[0] for k, v in contract.items() if v and k not in failed]
     assert first_lines and not any(line.startswith("hardening") for line in first_lines)
+
+
+def test_rules_lists_each_forbidden_use_with_its_line(pytester):
+    adapters = pytester.path / "submission" / "tests" / "adapters.py"
+    adapters.parent.mkdir(parents=True)
+    adapters.write_text(
+        "from tests.adapters import *  # noqa: F403\n"
+        "import torch.nn.functional as F\n"
+        "def run_silu(in_features):\n"
+        "    return F.silu(in_features)\n"
+    )
+    result = pytester.runpytest(TWO_FAMILIES[0], "--rules", f"--adapters={adapters}")
+    finding = "forbidden: tests/adapters.py:4: torch.nn.functional.silu"
+    result.stdout.fnmatch_lines(["*the assignment's rules*", finding])
+    assert result.ret == 0  # reported, not failed: the rubric decides what a use costs
