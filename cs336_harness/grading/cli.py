@@ -279,7 +279,7 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
 
 
 def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    load_rubric(args.rubric)  # a broken rubric stops the run before any grading
+    rubric = load_rubric(args.rubric)  # a broken rubric stops the run before any grading
     found = discover(args.submissions)
     # Names go into every report and to the terminal, paths only to the file system.
     names = clean_names(name for name, _ in found)
@@ -311,7 +311,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             shard=f"{index}/{count}",
             resources=groups.description,
         )
-        grader = Grader(bundle, limits, sandbox, workroot, jobs, groups)
+        grader = Grader(bundle, limits, sandbox, workroot, jobs, groups, rubric.rules.policy)
         graded = _grade_all(grader, submissions, args.jobs, errors)
     finally:
         if grader is not None:

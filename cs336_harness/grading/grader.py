@@ -34,6 +34,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from cs336_harness.grading import cgroups
 from cs336_harness.grading.cgroups import Cgroups
@@ -45,6 +46,9 @@ from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.trusted import Bundle, remove_tree
 from cs336_harness.grading.untrusted import clean
+from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
+from cs336_harness.rules.policy import Policy
+from cs336_harness.rules.static_scan import scan_submission
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
 OUTPUT_HEAD = 2000
@@ -177,8 +181,10 @@ class Grader:
         workroot: Path,
         jobs: int,
         groups: Cgroups | None = None,
+        policy: Policy = DEFAULT_POLICY,
     ):
         self.bundle = bundle
+        self.policy = policy
         self.limits = limits
         self.sandbox = sandbox
         self.workroot = workroot
@@ -259,9 +265,11 @@ class Grader:
             except IntakeRefused as refusal:
                 tests = self._refused(lane, home, str(refusal))
                 output, record, notes = tests[0].message, RunRecord(), ()
+                rules = {}
             else:
                 record, tests, output = self._judged(lane, home, left_out, select)
                 notes = _left_out_notes(left_out)
+                rules = _read_rules(home / "submission", self.policy)
         finally:
             remove_tree(home)
         return SubmissionResult(
@@ -273,6 +281,7 @@ class Grader:
             workers=record.workers,
             peak_memory=record.peak_memory,
             notes=notes,
+            **rules,
         )
 
     def _judge(
@@ -350,6 +359,23 @@ class Grader:
             GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
             for nodeid, family, kind in collected
         ]
+
+
+# Forbidden uses and unread files kept per submission (the count is always exact).
+RULES_KEPT = 50
+
+
+def _read_rules(submission: Path, policy: Policy) -> dict[str, Any]:
+    """The assignment's rules read from the copy's source, here in the trusted process (it
+    is parsed, never run); file names and strings in it are the submission's, so cleaned."""
+    findings, unscanned = scan_submission(submission, policy)
+    return {
+        "forbidden_count": len(findings),
+        "forbidden": tuple(clean(str(f), PATH_CHARS) for f in findings[:RULES_KEPT]),
+        "unread": tuple(
+            clean(f"{u.path} ({u.reason})", PATH_CHARS) for u in unscanned[:RULES_KEPT]
+        ),
+    }
 
 
 def _left_out_notes(left_out: list[LeftOut]) -> tuple[str, ...]:

@@ -84,3 +84,9 @@ class SubmissionResult:
     load: str = ""
     # What the reports must say about how it was graded (a regrade, parts left out).
     notes: tuple[str, ...] = ()
+    # The assignment's rules, read from its source (`cs336_harness.rules`): how many uses
+    # of what they forbid, the first of them ("path:line: torch.nn.Linear"), and the files
+    # that could not be read ("path (why)").
+    forbidden_count: int = 0
+    forbidden: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()

@@ -4,6 +4,9 @@ A family earns its rubric points when all its *contract* tests pass (`partial`: 
 Its *hardening* tests (behaviour this project chose where upstream is silent) are scored
 apart, together, as the rubric's `[hardening]` entry: 0 points unless an instructor sets
 otherwise, so that a correct upstream-style implementation never loses a point to them.
+The `[rules]` entry sets what the assignment's rules cost (`cs336_harness.rules`): the
+points taken from a submission whose source uses what they forbid (`penalty`, default 0:
+reported only), and names allowed beyond the default policy's (`allowed`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from cs336_harness.grading.results import (
     SubmissionResult,
     family_status,
 )
+from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
+from cs336_harness.rules.policy import Policy
 
 DEFAULT_RUBRIC = REPO_ROOT / "rubric.toml"
 HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
@@ -37,12 +42,21 @@ class FamilyPoints:
 
 
 @dataclass(frozen=True)
+class RulesEntry:
+    """What breaking the assignment's rules costs, and the policy they are read with."""
+
+    penalty: float = 0.0
+    policy: Policy = DEFAULT_POLICY
+
+
+@dataclass(frozen=True)
 class Rubric:
     """Families in the rubric's order, which is also the order of every report; the
     hardening entry comes last."""
 
     families: tuple[FamilyPoints, ...]
     hardening: FamilyPoints = FamilyPoints(HARDENING, HARDENING_TITLE, 0.0)
+    rules: RulesEntry = RulesEntry()
 
     def get(self, family: str) -> FamilyPoints | None:
         if family == HARDENING:
@@ -66,6 +80,19 @@ def _entry(family: str, value: object) -> FamilyPoints:
     return FamilyPoints(family, str(value.get("title", family)), float(points))
 
 
+def _rules_entry(value: object) -> RulesEntry:
+    if not isinstance(value, dict) or set(value) - {"penalty", "allowed"}:
+        raise RubricError("the [rules] table takes only `penalty` and `allowed`")
+    penalty = value.get("penalty", 0)
+    if isinstance(penalty, bool) or not isinstance(penalty, int | float) or penalty < 0:
+        raise RubricError(f"[rules] penalty must be a number ≥ 0, got {penalty!r}")
+    allowed = value.get("allowed", [])
+    if not isinstance(allowed, list) or not all(isinstance(a, str) and a for a in allowed):
+        raise RubricError("[rules] allowed must be a list of qualified names, as torch.nn.GELU")
+    policy = Policy(allowed=(*DEFAULT_POLICY.allowed, *allowed))
+    return RulesEntry(float(penalty), policy)
+
+
 def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
     try:
         data = tomllib.loads(path.read_text())
@@ -77,7 +104,8 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
     if HARDENING in table:
         raise RubricError(f"rubric {path}: {HARDENING!r} is the [hardening] table's name")
     hardening = _entry(HARDENING, {"title": HARDENING_TITLE, "points": 0} | data.get(HARDENING, {}))
-    return Rubric(tuple(_entry(name, value) for name, value in table.items()), hardening)
+    families = tuple(_entry(name, value) for name, value in table.items())
+    return Rubric(families, hardening, _rules_entry(data.get("rules", {})))
 
 
 @dataclass(frozen=True)
@@ -110,10 +138,12 @@ class FamilyScore:
 class Score:
     submission: SubmissionResult
     families: tuple[FamilyScore, ...]
+    # Taken off for using what the assignment's rules forbid (the rubric's [rules] penalty).
+    penalty: float = 0.0
 
     @property
     def points(self) -> float:
-        return sum(f.points for f in self.families)
+        return max(0.0, sum(f.points for f in self.families) - self.penalty)
 
     @property
     def max_points(self) -> float:
@@ -152,4 +182,6 @@ def score(submission: SubmissionResult, rubric: Rubric, partial: bool = False) -
     for test in submission.tests:
         groups.setdefault(HARDENING if test.kind == HARDENING else test.family, []).append(test)
     ordered = sorted(groups, key=rubric.order)
-    return Score(submission, tuple(_family_score(f, groups[f], rubric, partial) for f in ordered))
+    families = tuple(_family_score(f, groups[f], rubric, partial) for f in ordered)
+    penalty = rubric.rules.penalty if submission.forbidden_count else 0.0
+    return Score(submission, families, penalty)

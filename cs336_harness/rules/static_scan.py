@@ -23,6 +23,9 @@ from cs336_harness.rules.policy import DEFAULT, Policy
 
 # The submission's own code: what `cs336-grade` takes from it.
 SCANNED = ("cs336_basics", "tests/adapters.py")
+# Larger files are not parsed (the grader reads them in its own process): a megabyte is
+# twenty times the bundled implementation's largest module.
+MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, order=True)
@@ -152,6 +155,9 @@ def scan_submission(root: Path, policy: Policy = DEFAULT) -> tuple[list[Finding]
             if not file.is_file() or file.is_symlink():
                 continue
             relative = file.relative_to(root).as_posix()
+            if file.stat().st_size > MAX_BYTES:
+                unscanned.append(Unscanned(relative, f"over {MAX_BYTES >> 20} MiB"))
+                continue
             try:
                 findings += scan_source(file.read_bytes(), relative, policy)
             except (SyntaxError, ValueError, RecursionError, MemoryError, OSError) as error:

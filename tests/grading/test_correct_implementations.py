@@ -68,3 +68,29 @@ def test_upstream_silence_costs_nothing_and_is_reported_apart(graded: GradingRun
     assert graded.summary()["upstream_style"][HARDENING] == "0"
     for name in ("from_scratch", "fused"):
         assert {t["status"] for t in graded.results(name)["tests"]} == {"passed"}
+
+
+def test_the_rules_report_names_each_fused_op_and_nothing_from_scratch(graded: GradingRun):
+    # Read from the source in the trusted process, in every report; it costs no point by
+    # default (the rubric's [rules] penalty is 0).
+    rules = {name: graded.results(name)["extra_data"]["rules"] for name in graded.summary()}
+    assert rules["from_scratch"]["forbidden_uses"] == rules["upstream_style"]["forbidden_uses"] == 0
+    fused = rules["fused"]["forbidden"]
+    for op in ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.Linear",
+               "torch.optim.AdamW", "torch.nn.utils.clip_grad_norm_"):  # fmt: skip
+        assert any(f.startswith("tests/adapters.py:") and f.endswith(f": {op}") for f in fused)
+    assert rules["fused"]["penalty"] == 0
+    summary = graded.summary()
+    assert summary["fused"]["forbidden_uses"] == str(rules["fused"]["forbidden_uses"])
+    assert summary["from_scratch"]["forbidden_uses"] == "0"
+    suites = {s.get("name"): s for s in graded.junit()}
+    properties = {p.get("name"): p.get("value") for p in suites["fused"].find("properties")}
+    assert int(properties["forbidden_uses"]) == rules["fused"]["forbidden_uses"] > 0
+    assert (
+        "torch.nn.functional.scaled_dot_product_attention"
+        in suites["fused"].find("system-out").text
+    )
+    assert (
+        "assignment rules (static reading of the source): no forbidden use"
+        in (graded.results("from_scratch")["output"])
+    )

@@ -4,6 +4,7 @@ refused with a GraderError (exit 2) and not written."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,17 @@ def test_merge_cleans_a_grading_json_written_without_cleaning(tmp_path: Path):
     assert (result.name, str(result.path)) == ("a\\x1b]0;x\\x07\\udcff", "/s/\\x1b")
     assert result.output == "\\x1b[2J\n\\x9b"
     assert (result.tests[0].message, result.tests[0].details) == ("\\u202e\\n", "\\x00\n\\udcff")
+
+
+def test_merge_keeps_what_the_rules_reading_found(tmp_path: Path):
+    scored = _scored()
+    found = ("cs336_basics/linear.py:3: torch.nn.Linear",)
+    submission = replace(
+        scored.submission, forbidden_count=4, forbidden=found, unread=("x.py (SyntaxError)",)
+    )
+    path = tmp_path / "grading.json"
+    write_archive([score(submission, load_rubric())], path, {"shard": "1/1"}, [0])
+    _, [(_, result)] = read_archive(path)
+    assert (result.forbidden_count, result.forbidden, result.unread) == (
+        4, found, ("x.py (SyntaxError)",)
+    )  # fmt: skip

@@ -1,5 +1,6 @@
 """Rubric and points: all or nothing per family, `--partial` pro rata, verdict precedence."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,28 @@ def test_hardening_tests_are_scored_apart_for_the_rubric_s_hardening_points(tmp_
     )
     assert (strict.families[1].points, strict.families[1].max_points) == (0.0, 4.0)
     assert partial.families[1].points == 2.0
+
+
+def test_the_rules_cost_their_penalty_only_where_the_source_breaks_them(tmp_path: Path):
+    path = tmp_path / "rubric.toml"
+    path.write_text(
+        '[families]\nlinear = { title = "Linear", points = 3 }\n'
+        '[rules]\npenalty = 2\nallowed = ["torch.nn.GELU"]\n'
+    )
+    rubric = load_rubric(path)
+    assert not rubric.rules.policy.forbids("torch.nn.GELU")
+    assert rubric.rules.policy.forbids("torch.nn.Linear")
+    clean = _submission(("linear", Status.PASSED))
+    breaking = replace(clean, forbidden_count=1, forbidden=("x.py:1: torch.nn.Linear",))
+    assert (score(clean, rubric).points, score(breaking, rubric).points) == (3.0, 1.0)
+    assert score(breaking, load_rubric()).points == 1.0  # the default rubric: reported only
+
+
+@pytest.mark.parametrize(
+    "rules", ["penalty = -1", 'penalty = "2"', "allowed = [1]", 'allowed = "torch.nn"', "x = 1"]
+)
+def test_a_malformed_rules_entry_is_an_error(tmp_path: Path, rules: str):
+    path = tmp_path / "rubric.toml"
+    path.write_text(f'[families]\nlinear = {{ title = "Linear", points = 1 }}\n[rules]\n{rules}\n')
+    with pytest.raises(RubricError, match="rules"):
+        load_rubric(path)

@@ -68,6 +68,9 @@ def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, Submission
                 peak_memory=s.get("peak_memory", 0),
                 load=s.get("load", ""),
                 notes=tuple(s.get("notes", ())),
+                forbidden_count=int(s.get("forbidden_count", 0)),
+                forbidden=tuple(clean(f, None) for f in s.get("forbidden", ())),
+                unread=tuple(clean(u, None) for u in s.get("unread", ())),
             ),
         )
         for s in data["submissions"]

@@ -30,7 +30,12 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
         time=f"{result.submission.wall_time:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("score", result.points), ("max_score", result.max_points)):
+    for name, value in (
+        ("score", result.points),
+        ("max_score", result.max_points),
+        ("forbidden_uses", result.submission.forbidden_count),
+        ("rules_penalty", result.penalty),
+    ):
         ET.SubElement(properties, "property", name=name, value=f"{value:g}")
     for name, value in run.items():
         ET.SubElement(properties, "property", name=name, value="" if value is None else str(value))
@@ -57,6 +62,13 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
                 tag = "error" if test.status in ERRORS else "failure"
                 element = ET.SubElement(case, tag, message=f"{test.status}: {test.message}")
                 element.text = test.details or test.message
+    # The assignment's rules: what a reading of the source found, beside the tests' verdicts
+    # (not a test: a use changes no test's verdict, and counts only through the rubric).
+    rules = [f"forbidden: {f}" for f in result.submission.forbidden]
+    rules += [f"not read: {u}" for u in result.submission.unread]
+    ET.SubElement(suite, "system-out").text = "\n".join(
+        ["assignment rules (static reading):", *(rules or ["no forbidden use found"])]
+    )
     return suite
 
 

@@ -1,5 +1,6 @@
 """`summary.csv`: one row per submission: its points in every family (and in the hardening
-entry), how many of its tests got each verdict, how many worker processes it took (more
+entry), how many of its tests got each verdict, how many uses of what the assignment's rules forbid
+its source shows and the points they cost, how many worker processes it took (more
 than one: a crash or a time-out ended one), the sandbox it ran in and the seed its inputs
 were drawn for ("stored": the stored fixtures)."""
 
@@ -29,6 +30,8 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                 "percent",
                 *families,
                 *statuses,
+                "forbidden_uses",
+                "rules_penalty",
                 "seconds",
                 "workers",
                 "sandbox",
@@ -47,6 +50,8 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                     f"{result.percent:.1f}",
                     *(points.get(fam, "") for fam in families),
                     *(counts.get(s, 0) for s in statuses),
+                    result.submission.forbidden_count,
+                    f"{result.penalty:g}",
                     f"{result.submission.wall_time:.1f}",
                     result.submission.workers,
                     sandbox,

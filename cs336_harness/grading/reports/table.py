@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from cs336_harness.grading.results import Status
+from cs336_harness.grading.results import Status, SubmissionResult
 from cs336_harness.grading.scoring import FamilyScore, Score
 
 STYLES = {
@@ -57,7 +57,24 @@ def family_table(result: Score) -> Table:
             _status(family.status),
             _first_failure(family),
         )
+    table.add_section()
+    penalty = f"−{result.penalty:g}" if result.penalty else "0"
+    table.add_row(Text(RULES_TITLE), "", penalty, *_rules(result.submission))
     return table
+
+
+RULES_TITLE = "Assignment rules (static reading)"
+
+
+def _rules(submission: SubmissionResult) -> tuple[Text, Text]:
+    """(status, first finding) of the rules' row: what a reading of the source found."""
+    if submission.forbidden_count:
+        count = submission.forbidden_count
+        status = Text(f"{count} forbidden use{'s' * (count > 1)}", style="yellow")
+        return status, Text(submission.forbidden[0])
+    if submission.unread:
+        return Text("not all read", style="yellow"), Text(f"not read: {submission.unread[0]}")
+    return Text("none found", style="green"), Text()
 
 
 def submissions_table(results: list[Score]) -> Table:
@@ -66,6 +83,7 @@ def submissions_table(results: list[Score]) -> Table:
     table.add_column("points", justify="right")
     table.add_column("families passed", justify="right")
     table.add_column("tests not passed")
+    table.add_column("forbidden uses", justify="right")
     table.add_column("seconds", justify="right")
     for result in results:
         passed = sum(f.status == Status.PASSED for f in result.families)
@@ -81,6 +99,7 @@ def submissions_table(results: list[Score]) -> Table:
             _points(result.points, result.max_points),
             f"{passed} / {len(result.families)}",
             problems,
+            str(result.submission.forbidden_count),
             f"{result.submission.wall_time:.1f}",
         )
     return table
