@@ -21,6 +21,22 @@ from typing import Any, TypeVar
 
 CASES_NAME = "cases.json"
 
+# AdamW's accepted readings, each a tensor of an `adamw` case holding the oracle's trajectory
+# (`oracle.adamw_trajectory`'s `decay_order`, `eps_added_to`) and how a message names it.
+# The handout and torch.optim.AdamW differ in two independent places, and a careful reader
+# may take either side of each, so all four combinations are correct; the handout's is the
+# case's `expected`.
+ADAMW_READINGS: dict[str, tuple[str, str, str]] = {
+    "expected": ("after_update", "sqrt_v", "the handout's (decay after the update, ε on √v)"),
+    "expected_decay_first_eps_on_v_hat": (
+        "first", "sqrt_v_hat", "torch.optim.AdamW's (decay first, ε on √v̂)"
+    ),
+    "expected_decay_after_eps_on_v_hat": (
+        "after_update", "sqrt_v_hat", "decay after the update, ε on √v̂"
+    ),
+    "expected_decay_first_eps_on_v": ("first", "sqrt_v", "decay first, ε on √v"),
+}  # fmt: skip
+
 T = TypeVar("T")
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import itertools
 import json
 import pkgutil
 import subprocess
@@ -33,12 +34,14 @@ import pytest
 
 import tests.adapters as correct_adapters
 from cs336_harness.adapter_loader import DEFAULT_ADAPTERS, Adapters
+from cs336_harness.case_layout import ADAMW_READINGS, case_table
 from cs336_harness.cases import load_case
 from cs336_harness.diagnosis.catalog import BY_ID, MISTAKES
 from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
 from cs336_harness.diagnosis.plugin import PROPERTY
 from cs336_harness.error_margins import tolerance_test
 from cs336_harness.pytest_plugin import fixtures_dir
+from tests.tolerances import ADAMW
 
 TESTS = Path(__file__).resolve().parent
 WRONG = sorted(p for p in (TESTS / "wrong_adapters").glob("*.py") if not p.name.startswith("_"))
@@ -271,6 +274,46 @@ def test_correct_module_passes_every_family(pytester, module):
     assert reports
     failed = failing_families(reports)
     assert failed == set(), f"{module.stem} fails {sorted(failed)}"
+
+
+# One AdamW (the wrong modules' own, no mistake switched on) in a given reading.
+ADAMW_READING = """
+from tests.adapters import *  # noqa: F403
+from tests.wrong_adapters._adamw_mistakes import adamw_with
+
+
+def get_adamw_cls():
+    return adamw_with(decay_order={decay_order!r}, eps_added_to={eps_added_to!r})
+"""
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("reading", list(ADAMW_READINGS))
+def test_every_reading_of_adamw_passes(pytester, reading):
+    """Each reading `test_adamw` accepts, written as one AdamW with two switches, passes every
+    test that looks up the optimizer (the `adamw_*` wrong modules, the same class with a
+    mistake on, show what does not pass)."""
+    decay_order, eps_added_to, _ = ADAMW_READINGS[reading]
+    module = pytester.path / "adamw_reading.py"
+    module.write_text(ADAMW_READING.format(decay_order=decay_order, eps_added_to=eps_added_to))
+    uses = adapter_uses(pytester)["get_adamw_cls"]
+    reports = run_suite(pytester, module, None if uses is EVERY_FILE else sorted(uses))
+    assert any(r.nodeid.endswith("test_adamw[two_groups]") for r in reports)
+    failed = [r.nodeid for r in reports if r.failed]
+    assert not failed, f"{reading}: {failed}"
+
+
+@pytest.mark.meta
+def test_the_readings_of_adamw_are_four(request):
+    """On `two_groups` every two accepted readings differ by more than the tolerance, so
+    `test_every_reading_of_adamw_passes` shows each one accepted in its own right."""
+    fixtures = fixtures_dir(request.config)
+    [entry] = [e for e in case_table(fixtures)["adamw"] if e["id"] == "two_groups"]
+    case = load_case(fixtures, "adamw", entry)
+    rtol, atol = ADAMW["rtol"], ADAMW["atol"]
+    for a, b in itertools.combinations(ADAMW_READINGS, 2):
+        x, y = case[a].double(), case[b].double()
+        assert ((x - y).abs() > atol + rtol * y.abs()).any(), f"{a} and {b} are one reading"
 
 
 @pytest.mark.meta

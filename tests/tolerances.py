@@ -101,9 +101,11 @@ CROSS_ENTROPY_PER_UNIT_LOGIT = 4 * 2**-24
 GRADIENT_CLIPPING = {"rtol": 1e-5, "atol": 0.0}
 
 # 30 steps of |Δθ| ≤ lr ≈ 0.02 on parameters of size ~1, each step rounding θ, m and v in
-# float32: the error grows like steps · u · |θ| ≈ 2e-6. The two orderings the handout and
-# torch.optim.AdamW use differ by ~lr² · λ per step (≥ 1e-4 after 30 steps), coupled L2
-# decay or a missing bias correction by far more; either ordering is accepted.
+# float32: the error grows like steps · u · |θ| ≈ 2e-6. The handout and torch.optim.AdamW
+# differ in two places, and every combination is accepted (the test takes the nearest): the
+# decay after the update or first differs by ~lr² · λ per step (≥ 3e-4 after 12 steps), ε on
+# √v or on √v̂ by up to 1.7e-4 where ε = 1e-6 (two_groups; ~1e-7 where ε = 1e-8, where the
+# two coincide). Coupled L2 decay or a missing bias correction differ by far more.
 ADAMW = {"rtol": 1e-5, "atol": 1e-5}
 
 # Plain float arithmetic and one cosine; a float32 implementation is within a few u.

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from safetensors.numpy import load_file, save_file
 
-from cs336_harness.case_layout import case_table
+from cs336_harness.case_layout import ADAMW_READINGS, case_table
 from cs336_harness.diagnosis.numpy_cases import load
 from cs336_harness.manifest import MANIFEST_NAME
 
@@ -39,8 +39,8 @@ FINGERPRINT_SIZE = 4096
 DISCRIMINATING = 256
 
 # The stored tensors a family's test compares a forward output with, where not `expected`
-# alone (AdamW's test takes the nearer of two accepted readings).
-FORWARD_EXPECTED = {"adamw": ("expected", "expected_torch_order")}
+# alone (AdamW's test takes the nearest of its accepted readings).
+FORWARD_EXPECTED = {"adamw": tuple(ADAMW_READINGS)}
 # A case that holds gradients, not a forward output, has this param set: the value of
 # `pytest_plugin.BACKWARD`, not imported from there, which would bring torch to the grader.
 BACKWARD_PARAM = "backward"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cs336_harness import oracle
+from cs336_harness.case_layout import ADAMW_READINGS
 from cs336_harness.fixturegen.core_cases import MODEL_FILE, REFERENCE_CONFIG
 from cs336_harness.fixturegen.writer import FixtureSet
 
@@ -113,25 +114,26 @@ def _adamw_case(
         for t in range(steps)
     ]  # fmt: skip
     flat = {
-        order: np.stack(
+        name: np.stack(
             [np.concatenate([p.ravel() for p in step]) for step in
-             oracle.adamw_trajectory(initial, grads, groups, order)]
+             oracle.adamw_trajectory(initial, grads, groups, decay_order, eps_added_to)]
         )
-        for order in ("handout", "torch")
+        for name, (decay_order, eps_added_to, _) in ADAMW_READINGS.items()
     }  # fmt: skip
     inputs = {f"initial.{i}": v for i, v in enumerate(initial)}
     inputs |= {
         f"grad.{t}.{i}": g for t, step in enumerate(grads) for i, g in enumerate(step)
         if g is not None
     }  # fmt: skip
-    inputs["expected_torch_order"] = flat["torch"]
+    # Stored as float32 like `expected` (see FixtureSet.add), which the handout's reading is.
+    inputs |= {name: v.astype(np.float32) for name, v in flat.items() if name != "expected"}
     fs.add(
         "adamw",
         case_id,
         description,
         {"count": len(shapes), "steps": steps, "groups": groups},
         inputs,
-        flat["handout"],
+        flat["expected"],
     )
 
 

@@ -1,8 +1,8 @@
 """Float64 reference math for the training half: loss, clipping, AdamW, schedule, decoding.
 
 Written from the handout's formulas in NumPy, independently of `cs336_basics`. Where the
-assignment admits two readings (AdamW's order of decay and update, where ε goes), both are
-computed, and a correct implementation may match either.
+assignment admits more than one reading (AdamW's order of decay and update, and where ε
+goes), each is computed, and a correct implementation may match any of them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def adamw_trajectory(
     initial: Sequence[ArrayLike],
     grads: Sequence[Sequence[ArrayLike | None]],
     groups: Sequence[Mapping[str, Any]],
-    order: str = "handout",
+    decay_order: str = "after_update",
+    eps_added_to: str = "sqrt_v",
 ) -> list[list[Array]]:
     """Every parameter after every step of AdamW driven by fixed gradients.
 
@@ -54,12 +55,19 @@ def adamw_trajectory(
     left alone and its own step count does not advance, as in ``torch.optim``). ``groups``
     hold ``params`` (indices) and ``lr``, ``betas``, ``eps``, ``weight_decay``.
 
-    ``order="handout"``: the update with ε added to √v before the bias correction, then the
-    decay θ ← θ − lr·λ·θ. ``order="torch"``: ``torch.optim.AdamW``: the decay first, then the
-    update with bias-corrected moments and ε added after the correction.
+    The handout and ``torch.optim.AdamW`` differ in two independent places, and a careful
+    reader may take either side of each, so every combination is a reading:
+
+    - ``decay_order``: ``"after_update"`` (the handout: θ ← θ − lr·λ·θ once the update is
+      applied) or ``"first"`` (torch: the decay before the update).
+    - ``eps_added_to``: ``"sqrt_v"`` (the handout: the bias correction folded into the step
+      size, ``lr·√(1 − β₂ᵗ)/(1 − β₁ᵗ) · m / (√v + ε)``) or ``"sqrt_v_hat"`` (torch:
+      ``lr · m̂ / (√v̂ + ε)`` with the corrected moments), which is ε scaled by √(1 − β₂ᵗ).
     """
-    if order not in ("handout", "torch"):
-        raise ValueError(f"adamw_trajectory: unknown order {order!r}")
+    if decay_order not in ("after_update", "first"):
+        raise ValueError(f"adamw_trajectory: unknown decay_order {decay_order!r}")
+    if eps_added_to not in ("sqrt_v", "sqrt_v_hat"):
+        raise ValueError(f"adamw_trajectory: unknown eps_added_to {eps_added_to!r}")
     theta = [np.asarray(p, dtype=np.float64).copy() for p in initial]
     m = [np.zeros_like(p) for p in theta]
     v = [np.zeros_like(p) for p in theta]
@@ -78,17 +86,18 @@ def adamw_trajectory(
             lr, (b1, b2), eps, decay = h["lr"], h["betas"], h["eps"], h["weight_decay"]
             steps[i] += 1
             t = steps[i]
-            if order == "torch":
+            if decay_order == "first":
                 theta[i] = theta[i] * (1 - lr * decay)
             m[i] = b1 * m[i] + (1 - b1) * g
             v[i] = b2 * v[i] + (1 - b2) * g * g
-            if order == "handout":
+            if eps_added_to == "sqrt_v":
                 step_size = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
                 theta[i] = theta[i] - step_size * m[i] / (np.sqrt(v[i]) + eps)
-                theta[i] = theta[i] * (1 - lr * decay)
             else:
                 m_hat, v_hat = m[i] / (1 - b1**t), v[i] / (1 - b2**t)
                 theta[i] = theta[i] - lr * m_hat / (np.sqrt(v_hat) + eps)
+            if decay_order == "after_update":
+                theta[i] = theta[i] * (1 - lr * decay)
         out.append([p.copy() for p in theta])
     return out
 

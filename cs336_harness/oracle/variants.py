@@ -146,7 +146,8 @@ def adamw_trajectory_with(
     decay: str = "decoupled",
     per_group: bool = True,
 ) -> list[list[Array]]:
-    """``adamw_trajectory`` in the handout's order (same arguments) with mistakes as switches.
+    """``adamw_trajectory``'s handout reading (its first three arguments) with mistakes as
+    switches.
 
     Args:
         bias_correction: False = the step is ``lr · m / (√v + ε)``, moments uncorrected.

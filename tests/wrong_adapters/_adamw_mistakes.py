@@ -1,19 +1,34 @@
-"""An AdamW in which one known mistake can be switched on, for the wrong modules beside it."""
+"""An AdamW in which one known mistake can be switched on, for the wrong modules beside it,
+and which can take each reading the test accepts, for the meta-test."""
 
 import math
 
 import torch
 
 
-def adamw_with(mistake: str) -> type[torch.optim.Optimizer]:
+def adamw_with(
+    mistake: str | None = None,
+    *,
+    decay_order: str = "after_update",
+    eps_added_to: str = "sqrt_v",
+) -> type[torch.optim.Optimizer]:
     """`mistake`: "no_bias_correction", "coupled_decay" (L2 added to the gradient, i.e. Adam
     with weight decay, not AdamW), "decay_without_lr" (θ ← θ − λθ) or "group_defaults"
-    (every group stepped with the constructor's hyperparameters)."""
+    (every group stepped with the constructor's hyperparameters); None: no mistake.
+
+    `decay_order` ("after_update" or "first") and `eps_added_to` ("sqrt_v" or "sqrt_v_hat"):
+    the reading, as `oracle.adamw_trajectory` names them; the defaults are the handout's."""
 
     class WrongAdamW(torch.optim.Optimizer):
         def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
             self.fixed = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
             super().__init__(params, dict(self.fixed))
+
+        def _decay(self, p, lr, decay):
+            if mistake == "decay_without_lr":
+                p.sub_(decay * p)
+            elif mistake != "coupled_decay":
+                p.sub_(lr * decay * p)
 
         @torch.no_grad()
         def step(self, closure=None):
@@ -33,16 +48,19 @@ def adamw_with(mistake: str) -> type[torch.optim.Optimizer]:
                         )
                     state["t"] += 1
                     t, m, v = state["t"], state["m"], state["v"]
+                    if decay_order == "first":
+                        self._decay(p, lr, decay)
                     m.mul_(b1).add_(g, alpha=1 - b1)
                     v.mul_(b2).addcmul_(g, g, value=1 - b2)
                     if mistake == "no_bias_correction":
-                        alpha = lr
-                    else:
+                        p.sub_(lr * m / (v.sqrt() + eps))
+                    elif eps_added_to == "sqrt_v":
                         alpha = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
-                    p.sub_(alpha * m / (v.sqrt() + eps))
-                    if mistake == "decay_without_lr":
-                        p.sub_(decay * p)
-                    elif mistake != "coupled_decay":
-                        p.sub_(lr * decay * p)
+                        p.sub_(alpha * m / (v.sqrt() + eps))
+                    else:
+                        m_hat, v_hat = m / (1 - b1**t), v / (1 - b2**t)
+                        p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+                    if decay_order == "after_update":
+                        self._decay(p, lr, decay)
 
     return WrongAdamW
