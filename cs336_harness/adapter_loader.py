@@ -3,7 +3,8 @@
 The tests never import an adapters module themselves: they receive an `Adapters` object
 whose `run_*` attributes forward to whichever module `--adapters` / `CS336_ADAPTERS` names.
 A missing function or a `NotImplementedError` fails only the tests that need that function,
-each with the one line `not implemented: run_rope`. A module that cannot be found or imported
+each with the one line `not implemented: run_rope` (and where it was raised, when that was
+below the adapter: `not_implemented`). A module that cannot be found or imported
 is a usage error: `Adapters(spec)` raises `UnimportableAdapters` with one line naming it.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from _pytest.outcomes import Failed
 
+from cs336_harness.not_implemented import in_library, message, where_raised
 from cs336_harness.probes import needs_of, run_probe
 
 ENV_VAR = "CS336_ADAPTERS"
@@ -81,12 +82,7 @@ def resolve_spec(option_value: str | None, environ: dict[str, str]) -> str:
 
 
 def _outside_libraries(filename: str) -> bool:
-    libraries = {sysconfig.get_path(name) for name in ("stdlib", "purelib", "platlib")}
-    return not (
-        filename.startswith("<")
-        or filename == __file__
-        or any(filename.startswith(library) for library in libraries)
-    )
+    return not (in_library(filename) or filename == __file__)
 
 
 def describe_import_error(spec: str, error: BaseException) -> str:
@@ -131,14 +127,15 @@ class Adapters:
             raise AttributeError(name)
         function = getattr(self.module, name, None)
         if not callable(function):
-            raise NotImplementedFailure(f"not implemented: {name}", pytrace=False)
+            raise NotImplementedFailure(message(name), pytrace=False)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
             try:
                 return function(*args, **kwargs)
-            except NotImplementedError:
-                raise NotImplementedFailure(f"not implemented: {name}", pytrace=False) from None
+            except NotImplementedError as error:
+                where = where_raised(error, self.module, [name])
+                raise NotImplementedFailure(message(name, where), pytrace=False) from None
 
         return call
 
@@ -147,9 +144,10 @@ class Adapters:
         __tracebackhide__ = True
         try:
             return run_probe(self.module, name, kwargs)
-        except NotImplementedError:
-            needs = " and ".join(needs_of(name))
-            raise NotImplementedFailure(f"not implemented: {needs}", pytrace=False) from None
+        except NotImplementedError as error:
+            needs = needs_of(name)
+            text = message(" and ".join(needs), where_raised(error, self.module, needs))
+            raise NotImplementedFailure(text, pytrace=False) from None
 
 
 def is_not_implemented(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:

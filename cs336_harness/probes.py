@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from cs336_harness.not_implemented import where_raised
+
 
 class MissingAdapter(NotImplementedError):
     """The adapters module has no such function (reported as "not implemented")."""
@@ -89,8 +91,9 @@ def input_gradients(
     the inputs through autograd), ``{"returned": type name}`` for an output that is not a
     tensor, ``{"shape": [...]}`` when it is not shaped like `projection`,
     ``{"not_implemented": adapter}`` for a missing adapter or one that
-    raises NotImplementedError (the adapter is an argument here, so this probe names it
-    itself rather than through its registration).
+    raises NotImplementedError, with ``"where"`` it was raised when that was below the
+    adapter (the adapter is an argument here, so this probe names it itself rather than
+    through its registration).
     """
     if not adapter.startswith("run_"):
         raise ValueError(f"input_gradients drives run_* adapters, not {adapter!r}")
@@ -101,8 +104,8 @@ def input_gradients(
     try:
         out = function(**(kwargs | leaves))
         left_off = not torch.is_grad_enabled()
-    except NotImplementedError:
-        return {"not_implemented": adapter}
+    except NotImplementedError as error:
+        return {"not_implemented": adapter, "where": where_raised(error, module, [adapter])}
     finally:
         # An adapter that switches autograd off for good fails here, not every test after it.
         torch.set_grad_enabled(True)

@@ -58,6 +58,55 @@ def test_not_implemented_error_gives_the_same_one_line(pytester, monkeypatch):
     assert all(v == ["not implemented: run_softmax"] for v in failed.values())
 
 
+# Adapters written over code that is not: a NotImplementedError raised below SiLU's adapter
+# (called directly, and by the backward test's probe) and below the clipping adapter (which
+# only a probe calls); softmax's adapter is a stub itself.
+UNFINISHED = """\
+import torch
+
+
+class SiLU(torch.nn.Module):
+    def forward(self, x):
+        raise NotImplementedError
+
+
+def run_silu(in_features):
+    return SiLU()(in_features)
+
+
+def run_softmax(in_features, dim):
+    raise NotImplementedError
+
+
+def run_gradient_clipping(parameters, max_l2_norm):
+    return _global_norm(parameters)
+
+
+def _global_norm(parameters):
+    raise NotImplementedError
+"""
+
+
+def test_a_not_implemented_error_below_the_adapter_says_where(pytester):
+    module = write_module(pytester.path, UNFINISHED)
+    clipping = str(TESTS / "test_gradient_clipping.py")
+    result = outcomes(pytester.inline_run(*TWO_FAMILIES, clipping, f"--adapters={module}"))
+    line = {
+        "test_silu": "not implemented: run_silu → `SiLU.forward` in partial_adapters.py:6 "
+        "raised NotImplementedError",
+        "test_softmax": "not implemented: run_softmax",
+        "test_gradient_clipping": "not implemented: run_gradient_clipping → `_global_norm` in "
+        "partial_adapters.py:22 raised NotImplementedError",
+    }
+    assert {test.partition("[")[0] for test in result} == {
+        *line,
+        "test_silu_backward",
+        "test_softmax_backward",
+    }
+    for test, lines in result.items():
+        assert lines == [line[test.partition("[")[0].removesuffix("_backward")]], test
+
+
 def test_option_beats_environment_and_takes_dotted_names(pytester, monkeypatch):
     monkeypatch.setenv("CS336_ADAPTERS", str(write_module(pytester.path, "")))
     result = outcomes(pytester.inline_run(*TWO_FAMILIES, "--adapters=tests.fused_adapters"))

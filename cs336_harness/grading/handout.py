@@ -74,8 +74,9 @@ Implement the components in `cs336_basics/` (every function there raises
 `NotImplementedError` for now) and wire them up in `tests/adapters.py`, whose `run_*`
 and `get_*` functions the tests call. `docs/contract.md` states what each component must
 compute, its parameters' names and shapes, and every adapter's signature. Until a
-component is done its tests fail with the one line `not implemented: run_<component>`.
-`rubric.toml` lists the points per component.
+component is done its tests fail with the one line `not implemented: run_<component>`,
+which once the adapter calls into your package also names the function, file and line
+still raising `NotImplementedError`. `rubric.toml` lists the points per component.
 
 **One component at a time.** Each component has its own test file, named for it:
 

@@ -13,7 +13,8 @@ Replies  (worker → judge):  {"booted": true}                  torch imported, 
                             {"ready": true} | {"import_error": "..."}   after the adapters
                             {"value": ...}                    the adapter's return value
                             {"raised": "ValueError", "message": "..."}
-                            {"not_implemented": "run_rope"}
+                            {"not_implemented": "run_rope"}   missing, or its body raised
+                            {"not_implemented": "run_rope", "where": "..."}   raised below it
                             {"unsendable": "list of Module"}  a value with no wire form
 """
 

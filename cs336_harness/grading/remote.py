@@ -9,7 +9,7 @@ worker becomes one test's failure:
 | in the worker                         | the test                                   |
 |---------------------------------------|--------------------------------------------|
 | the adapter raises                    | gets `SubmissionRaised` (an `Exception`)   |
-| missing, or NotImplementedError       | fails "not implemented: run_x"             |
+| missing, or NotImplementedError       | fails "not implemented: run_x" (→ where)   |
 | importing the adapters fails or hangs | fails, and so does every later call        |
 | past its CPU time or wall-clock cap   | times out; the worker is killed            |
 | the worker dies                       | crashes; the next call starts a new worker |
@@ -34,6 +34,7 @@ from cs336_harness.grading.limits import BOOT_WALL, Limits, format_size
 from cs336_harness.grading.protocol import Closed, ProtocolError, read_frame, write_frame
 from cs336_harness.grading.sandbox import Worker
 from cs336_harness.grading.timekeeping import CallClock, Deadline, Timeout
+from cs336_harness.not_implemented import message as not_implemented
 from cs336_harness.probes import needs_of
 
 # How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
@@ -335,8 +336,10 @@ class RemoteAdapters:
         if "value" in reply:
             return reply["value"]
         if "not_implemented" in reply:
+            # The adapters are the ones this judge asked for; the location is the worker's
+            # word, which `not_implemented` cleans and cuts.
             needs = " and ".join(needs_of(name))
-            raise NotImplementedFailure(f"not implemented: {needs}", pytrace=False)
+            raise NotImplementedFailure(not_implemented(needs, reply.get("where")), pytrace=False)
         if "raised" in reply:
             kind, message = str(reply["raised"]), str(reply.get("message", ""))
             raise SubmissionRaised(_raised_message(kind, message, self.limits))

@@ -30,7 +30,8 @@ from cs336_harness.grading.protocol import (
     write_all,
     write_frame,
 )
-from cs336_harness.probes import PROBES, run_probe
+from cs336_harness.not_implemented import where_raised
+from cs336_harness.probes import PROBES, needs_of, run_probe
 
 
 def _callable(module: ModuleType, request: dict[str, Any]) -> tuple[str, Callable[[], Any] | None]:
@@ -55,8 +56,12 @@ def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
         return encode({"not_implemented": name})
     try:
         value = run()
-    except NotImplementedError:
-        return encode({"not_implemented": name})
+    except NotImplementedError as error:
+        reply = {"not_implemented": name}
+        where = where_raised(error, module, needs_of(name) if "probe" in request else [name])
+        if where:  # raised below the adapter; the judge cleans and cuts it again
+            reply["where"] = where[:TEXT_CHARS]
+        return encode(reply)
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the submission's too
         # Cut here, where the judge would cut it anyway: a message of megabytes would make
         # the frame's header too large to be read at all.

@@ -67,13 +67,20 @@ WRONG_LM_FFN = Synthetic(
     """
 )
 
-# One adapter missing, one raising NotImplementedError.
+# One adapter missing, one raising NotImplementedError, and one whose module has no forward
+# (torch raises NotImplementedError below the adapter).
 NOT_IMPLEMENTED = Synthetic(
     adapters_tail="""
     del run_linear
 
     def run_rope(*args, **kwargs):
         raise NotImplementedError
+
+    class _SiLUWithoutForward(torch.nn.Module):
+        pass
+
+    def run_silu(in_features):
+        return _SiLUWithoutForward()(in_features)
     """
 )
 

@@ -4,6 +4,7 @@ See `synthetic.py` for what each submission does."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -176,14 +177,22 @@ def test_a_wrong_lm_is_located_by_sublayer(hostile_batch: HostileBatch):
 def test_missing_and_unimplemented_adapters_are_not_implemented(hostile_batch: HostileBatch):
     run = hostile_batch.run
     results = run.results("not_implemented")
-    assert family_statuses(results, "linear") == {"not implemented"}
-    assert family_statuses(results, "rope") == {"not implemented"}
-    assert _points_lost(run, "not_implemented") == 1 + 2
-    assert _others_passed(run, "not_implemented", {"linear", "rope"})
+    for family in ("linear", "rope", "silu"):
+        assert family_statuses(results, family) == {"not implemented"}
+    assert _points_lost(run, "not_implemented") == 1 + 2 + 1
+    assert _others_passed(run, "not_implemented", {"linear", "rope", "silu"})
     assert all(
         o.startswith("not implemented: run_linear")
         for o in _outputs(run, "not_implemented", "test_linear")
     )
+    # Raised below the adapter: the line says where, found in the sandbox (torch is a
+    # library there too) and shown without its /submission.
+    below = re.compile(
+        r"not implemented: run_silu → `_forward_unimplemented` in torch raised "
+        r"NotImplementedError, called from `run_silu` in tests/adapters\.py:\d+"
+    )
+    silu = _outputs(run, "not_implemented", "test_silu")
+    assert silu and all(below.fullmatch(o.splitlines()[0]) for o in silu), silu
 
 
 def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
