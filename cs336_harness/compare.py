@@ -8,18 +8,26 @@ import torch
 
 class OracleMismatch(pytest.fail.Exception):
     """A value mismatch (shape and dtype were right), with what a diagnosis needs: the output
-    as a float64 CPU tensor, the expected tensor and the tolerance it was compared with. The
-    plugin (`cs336_harness.diagnosis.plugin`) may put lines before the message."""
+    as a float64 CPU tensor, the expected tensor, the tolerance it was compared with and the
+    output's own dtype. The plugin (`cs336_harness.diagnosis.plugin`) may put lines before
+    the message."""
 
     # As pytest does for its outcomes: the short summary then says `OracleMismatch: ...`, not
     # `cs336_harness.compare.OracleMismatch: ...`.
     __module__ = "builtins"
 
     def __init__(
-        self, msg: str, actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float
+        self,
+        msg: str,
+        actual: torch.Tensor,
+        expected: torch.Tensor,
+        rtol: float,
+        atol: float,
+        dtype: torch.dtype,
     ):
         super().__init__(msg, pytrace=False)
         self.actual, self.expected, self.rtol, self.atol = actual, expected, rtol, atol
+        self.dtype = dtype
 
 
 def assert_matches_oracle(
@@ -71,4 +79,4 @@ def assert_matches_oracle(
     else:
         return
     # Outside the except block, so the report is not printed a second time as a chained error.
-    raise OracleMismatch(report, actual64, expected, rtol, atol)
+    raise OracleMismatch(report, actual64, expected, rtol, atol, dtype)

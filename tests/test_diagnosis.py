@@ -1,11 +1,13 @@
 """The diagnosis's own parts: the oracle's variant helpers, the catalog's reading of configs,
-the table the grader writes, and the matching rule. The wrong modules prove the catalog
-end to end (`tests/test_meta.py`); these run with it, under `make meta`."""
+the table the grader writes, the matching rule, and the error's shape where no known mistakes
+are at hand. The wrong modules prove the catalog end to end (`tests/test_meta.py`); these
+run with it, under `make meta`."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ import torch
 
 from cs336_harness import oracle
 from cs336_harness.case_layout import case_table
+from cs336_harness.diagnosis import plugin
 from cs336_harness.diagnosis.catalog import MISTAKES, oracle_config, round_to_bfloat16
 from cs336_harness.diagnosis.diagnose import (
     Candidate,
@@ -134,3 +137,23 @@ def test_matching_takes_nan_for_nan_and_leaves_out_what_the_truth_matches():
 def test_the_catalog_has_ids_once_and_a_message_each():
     assert len({m.id for m in MISTAKES}) == len(MISTAKES) >= 25
     assert all(m.message and m.variants for m in MISTAKES)
+
+
+def test_without_known_mistakes_a_failure_opens_with_its_error_shape(pytester):
+    """Where no known mistakes are at hand (a handout run on fixtures of its own, a judge
+    without a table), the message opens with the error's shape alone: nothing is said about
+    known mistakes, neither a likely cause nor that none matches."""
+    wrong = Path(__file__).parent / "wrong_adapters" / "embedding_scaled_by_sqrt_d_model.py"
+    with mock.patch.object(plugin, "_source", return_value=None):
+        recorder = pytester.inline_run(
+            str(Path(__file__).parent / "test_embedding.py"), f"--adapters={wrong}",
+            "-p", "no:cacheprovider",
+        )  # fmt: skip
+    failed = [r for r in recorder.getreports("pytest_runtest_logreport") if r.failed]
+    assert len(failed) == 2
+    for report in failed:
+        first, second = report.longreprtext.splitlines()[:2]
+        assert first.startswith("error shape: the output is the expected times ")
+        assert second.startswith("output ((")
+        assert dict(report.user_properties)[plugin.SHAPE_PROPERTY] == "factor"
+        assert plugin.PROPERTY not in dict(report.user_properties)

@@ -5,7 +5,10 @@ from-scratch default and the fused-op one) pass every family.
 The diagnosis too: a wrong module's failures open with the line of the catalogued mistake
 it names in `DIAGNOSED_AS` (an id, or a set of ids) and no other module's are blamed on a
 mistake; every mistake in the catalog is proved by a wrong module in each of its families;
-and no mistake's output matches a correct one on any stored case.
+and no mistake's output matches a correct one on any stored case. A failure that no mistake
+matches opens with its error's shape, of the kind (`error_shape.KINDS`) the module names in
+`ERROR_SHAPE` (a kind, or a set of kinds, each of which some failure shows) where it names
+one.
 
 Each run is in-process (pytester). A correct module runs the whole component suite; a wrong
 one runs the test files that ask for an adapter it defines differently from the correct
@@ -38,7 +41,8 @@ from cs336_harness.case_layout import ADAMW_READINGS, case_table
 from cs336_harness.cases import load_case
 from cs336_harness.diagnosis.catalog import BY_ID, MISTAKES
 from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
-from cs336_harness.diagnosis.plugin import PROPERTY
+from cs336_harness.diagnosis.error_shape import KINDS, PREFIX
+from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
 from cs336_harness.error_margins import tolerance_test
 from cs336_harness.pytest_plugin import fixtures_dir
 from tests.tolerances import ADAMW
@@ -141,20 +145,35 @@ def failing_families(reports: list[pytest.TestReport]) -> set[str]:
     return {_family(r) for r in reports if r.failed}
 
 
-def declared_mistakes(module) -> frozenset[str]:
-    declared = getattr(module, "DIAGNOSED_AS", frozenset())
+def _declared(module, name: str) -> frozenset[str]:
+    declared = getattr(module, name, frozenset())
     return frozenset({declared}) if isinstance(declared, str) else frozenset(declared)
 
 
+def declared_mistakes(module) -> frozenset[str]:
+    return _declared(module, "DIAGNOSED_AS")
+
+
+def declared_shapes(module) -> frozenset[str]:
+    return _declared(module, "ERROR_SHAPE")
+
+
 def check_diagnoses(
-    stem: str, reports: list[pytest.TestReport], declared: frozenset[str], live: LiveCatalog
+    stem: str,
+    reports: list[pytest.TestReport],
+    declared: frozenset[str],
+    live: LiveCatalog,
+    shapes: frozenset[str],
 ):
     """Each diagnosed failure (a wrong value of a forward output) of a family that a declared
     mistake covers opens with that mistake's line, unless the catalog cannot compute that
-    mistake on the case; elsewhere it says no known mistake matches; and each declared
-    mistake opens a failure in every family it covers that the module fails."""
+    mistake on the case; elsewhere it opens with its error's shape, of a kind in `shapes`
+    where the module declares any, and says no known mistake matches; each declared mistake
+    opens a failure in every family it covers that the module fails, and each declared kind
+    of shape opens some failure."""
     covered = {family for m in declared for family in BY_ID[m].variants}
     opened: set[tuple[str, str]] = set()
+    described: set[str] = set()
     for report in reports:
         diagnosis = dict(report.user_properties).get(PROPERTY)
         if not report.failed or diagnosis is None:
@@ -164,9 +183,18 @@ def check_diagnoses(
         # A hardening test's failure opens with that (pytest_plugin), its diagnosis next.
         first = lines[1] if lines[0].startswith("hardening:") else lines[0]
         where = f"{stem}: {report.nodeid}"
+        shape = dict(report.user_properties).get(SHAPE_PROPERTY)
+        if ids:
+            assert shape is None, f"{where}: a likely cause and an error shape ({shape})"
+        else:
+            assert first.startswith(PREFIX) and shape in KINDS, f"{where}: opens with {first!r}"
+            assert f"\n{NO_MATCH}; " in report.longreprtext, f"{where}: no {NO_MATCH!r} line"
+            assert not shapes or shape in shapes, (
+                f"{where}: opens with {first!r}, a {shape!r}; expected one of {sorted(shapes)}"
+            )
+            described.add(shape)
         if _family(report) not in covered:
             assert not ids, f"{where}: diagnosed as {ids}, a mistake it does not make"
-            assert first.startswith(NO_MATCH), f"{where}: opens with {first!r}"
             continue
         case_id = report.nodeid.rpartition("[")[2].removesuffix("]")
         computable = {c.mistake for c in live.candidates(_family(report), case_id) or []}
@@ -179,6 +207,7 @@ def check_diagnoses(
     failed = failing_families(reports)
     missing = {(m, f) for m in declared for f in BY_ID[m].variants if f in failed} - opened
     assert not missing, f"{stem}: no failure diagnosed as (mistake, family) {sorted(missing)}"
+    assert shapes <= described, f"{stem}: no failure's error shape is {sorted(shapes - described)}"
 
 
 @pytest.mark.meta
@@ -192,7 +221,7 @@ def test_wrong_module_is_caught_by_its_family(pytester, request, module):
         f"{module.stem}: expected failures in {sorted(wrong.CAUGHT_BY)}, got {sorted(failed)}"
     )
     live = LiveCatalog(fixtures_dir(request.config))
-    check_diagnoses(module.stem, reports, declared_mistakes(wrong), live)
+    check_diagnoses(module.stem, reports, declared_mistakes(wrong), live, declared_shapes(wrong))
 
 
 # What a wrong module could change at import to reach families it does not name: the
@@ -328,6 +357,16 @@ def test_every_mistake_is_proved_by_a_wrong_module():
             proved |= {(mistake, family) for family in module.CAUGHT_BY}
     unproved = {(m.id, f) for m in MISTAKES for f in m.variants} - proved
     assert not unproved, f"(mistake, family) without a wrong module: {sorted(unproved)}"
+
+
+@pytest.mark.meta
+def test_every_declared_error_shape_is_a_kind():
+    """`ERROR_SHAPE` names kinds of `error_shape.KINDS` (the meta-test then checks each)."""
+    declared = {p.stem: declared_shapes(importlib.import_module(f"tests.wrong_adapters.{p.stem}"))
+                for p in WRONG}  # fmt: skip
+    unknown = {stem: sorted(kinds - set(KINDS)) for stem, kinds in declared.items()}
+    assert not {stem: kinds for stem, kinds in unknown.items() if kinds}
+    assert sum(map(bool, declared.values())) >= 5
 
 
 def _comparison(family: str, case, adapters: Adapters) -> tuple[np.ndarray, float, float]:

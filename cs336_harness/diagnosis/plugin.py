@@ -2,7 +2,8 @@
 
 Only a value mismatch on a case's forward output (`compare.OracleMismatch`) is diagnosed,
 and only once it has failed, so passing tests pay nothing. Its message then opens with the
-best-matching known mistake (`likely cause: ...`, other matches below it), or with
+best-matching known mistake (`likely cause: ...`, other matches below it), or, where none
+matches, with the shape of the error (`error shape: ...`, `error_shape.py`) and then
 `no known mistake matches; ` before its first line; for a block or a model, a line names the
 component families of the same submission that failed earlier in the session (the files run
 in name order, so the components come first). The grader's record reads these lines like any
@@ -11,7 +12,8 @@ message: its first line is a test's one-line verdict in every report.
 The known mistakes come from a table (`--diagnosis-table`, which the grader writes for its
 judge), or else from the catalog, where this copy has it, or else from the table the student
 handout ships for its stored fixtures (it has no oracle to compute one); with other fixtures
-there, failures read as before.
+there, no mistake can be named, and the message opens with the error's shape alone, which
+needs only the output and the expected.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from cs336_harness.diagnosis.diagnose import (
     opening_lines,
     shipped_table,
 )
+from cs336_harness.diagnosis.error_shape import describe
 from cs336_harness.pytest_plugin import fixtures_dir
 
 _SOURCE = pytest.StashKey[Source | None]()
@@ -45,6 +48,9 @@ CATALOG = "cs336_harness.diagnosis.catalog"
 # The property each diagnosed report carries: the matching mistakes' ids, best first, or
 # "none" (the meta-test reads it).
 PROPERTY = "diagnosis"
+# The property a report whose message opens with its error's shape carries: that line's kind
+# (`error_shape.KINDS`; the meta-test reads it).
+SHAPE_PROPERTY = "error_shape"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,19 +85,44 @@ def _is_forward_output(case: Case, expected: torch.Tensor) -> bool:
     return any(name in case.tensors and torch.equal(expected, case.tensors[name]) for name in names)
 
 
+def _attention_mask(case: Case):
+    """The boolean mask a case passes to attention (`scaled_dot_product_attention`'s cases
+    hold one where their `mask` param is set), as NumPy; else None."""
+    mask = case.tensors.get("mask")
+    if not case.params.get("mask") or mask is None or mask.dtype != torch.bool:
+        return None
+    return mask.numpy()
+
+
 def _diagnose(item: pytest.Item, mismatch: OracleMismatch) -> None:
     case = getattr(item, "funcargs", {}).get("case")
     if not isinstance(case, Case) or not _is_forward_output(case, mismatch.expected):
         return
     source = _source(item.config, fixtures_dir(item.config))
     candidates = None if source is None else source.candidates(case.family, case.id)
-    if candidates is None:
-        return
     actual, expected = mismatch.actual.numpy(), mismatch.expected.double().numpy()
-    found = matches(actual, expected, candidates, mismatch.rtol, mismatch.atol)
+    found = []
+    if candidates is not None:
+        found = matches(actual, expected, candidates, mismatch.rtol, mismatch.atol)
+    lines = []
+    if not found:
+        shape = describe(
+            actual,
+            expected,
+            mismatch.rtol,
+            mismatch.atol,
+            mask=_attention_mask(case),
+            rounding=torch.finfo(mismatch.dtype).eps / 2,
+        )
+        if shape is not None:
+            lines.append(shape.line)
+            item.user_properties.append((SHAPE_PROPERTY, shape.kind))
+    if candidates is None:  # no known mistakes to name (or to say that none matches)
+        mismatch.msg = "\n".join([*lines, mismatch.msg])
+        return
     failed = item.config.stash[_FAILED]
     also = [f for f in COMPONENTS.get(case.family, ()) if f in failed]
-    lines = opening_lines(found, also)
+    lines += opening_lines(found, also)
     message = mismatch.msg if found else f"{NO_MATCH}; {mismatch.msg}"
     mismatch.msg = "\n".join([*lines, message])
     item.user_properties.append((PROPERTY, ",".join(m.candidate.mistake for m in found) or "none"))

@@ -98,8 +98,10 @@ variants `layernorm`, `gelu`, `positionwise_feedforward` and `transformer_lm_fro
 (the seed systems' choices and the usual ablations, in `docs/contract.md`).
 
 A failing comparison opens with the likely mistake when its output matches a known one
-(`likely cause: ...`). `test_<component>_backward` checks that gradients flow through your
-module; a failing Transformer block or LM names the first sublayer whose output differs.
+(`likely cause: ...`), or else with the shape of its error (`error shape: ...`: a constant
+factor, entries out of order, only some rows wrong, ...). `test_<component>_backward`
+checks that gradients flow through your module; a failing Transformer block or LM names the
+first sublayer whose output differs.
 With `--typecheck`, a call whose tensors contradict the jaxtyping shapes in your annotations
 fails at that call, naming the annotation it broke.
 

@@ -103,7 +103,10 @@ def test_an_attack_on_the_verdict_earns_nothing_for_what_it_attacks(
 
 def test_lying_values_are_judged_as_plain_data(hostile_batch: HostileBatch):
     run = hostile_batch.run
-    assert any("differs from the oracle" in o for o in _outputs(run, "lying_values", "softmax"))
+    # Compared as the zeros they are: the judge describes the error's shape on its own.
+    zeros = "failed: error shape: the output is zero everywhere"
+    forward = _outputs(run, "lying_values", "test_softmax[")
+    assert forward and all(o.startswith(zeros) for o in forward)
     # Forward tests only: the backward probe runs in the worker, which names the wrong type.
     assert all("no plain-data form" in o for o in _outputs(run, "lying_values", "test_silu["))
     backward = _outputs(run, "lying_values", "test_silu_backward")
