@@ -216,15 +216,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
+# Taken once, at import: what a test does to `pytest` later must not break the reports.
+_FAILED, _SKIPPED, _XFAILED = pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception
+
+
 def _is_failure(error: BaseException | None) -> bool:
-    return isinstance(error, Exception | pytest.fail.Exception) and not isinstance(
-        error, pytest.skip.Exception | pytest.xfail.Exception
-    )
+    return isinstance(error, Exception | _FAILED) and not isinstance(error, _SKIPPED | _XFAILED)
 
 
 def _prefix_message(error: BaseException, line: str) -> None:
     """Put `line` before the message of `error`, keeping its type (the grader reads it)."""
-    if isinstance(error, pytest.fail.Exception) or hasattr(error, "msg"):
+    if isinstance(error, _FAILED) or hasattr(error, "msg"):
         error.msg = f"{line}\n{error.msg}"  # type: ignore[attr-defined]
     else:
         error.args = (f"{line}\n{error.args[0] if error.args else ''}", *error.args[1:])
