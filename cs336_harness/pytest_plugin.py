@@ -33,6 +33,7 @@ from cs336_harness.adapter_loader import (
     resolve_spec,
 )
 from cs336_harness.cases import Case, case_table, load_case
+from cs336_harness.compare import OracleMismatch
 from cs336_harness.manifest import manifest_problems
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
@@ -204,8 +205,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     # JUnit, the grader's record.
     marker = item.get_closest_marker("hardening")
     error = call.excinfo.value if call.excinfo is not None else None
-    failed = _is_failure(error) and not is_not_implemented(call.excinfo)  # that stays one line
-    if call.when == "call" and marker is not None and failed:
+    if call.when == "call" and marker is not None and _is_wrong_behaviour(error):
         line = HARDENING_LINE.format(why=marker.args[0] if marker.args else "see the README")
         _prefix_message(error, line)
     report = yield
@@ -217,11 +217,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 # Taken once, at import: what a test does to `pytest` later must not break the reports.
-_FAILED, _SKIPPED, _XFAILED = pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception
+_FAILED = pytest.fail.Exception
 
 
-def _is_failure(error: BaseException | None) -> bool:
-    return isinstance(error, Exception | _FAILED) and not isinstance(error, _SKIPPED | _XFAILED)
+def _is_wrong_behaviour(error: BaseException | None) -> bool:
+    """A check that failed (a comparison, an assertion, `pytest.raises` that saw nothing
+    raised), not a submission that could not be run: an import error, a time-out, a crash
+    and "not implemented" keep their own first line (they are `Failed` subclasses)."""
+    return isinstance(error, AssertionError | OracleMismatch) or type(error) is _FAILED
 
 
 def _prefix_message(error: BaseException, line: str) -> None:

@@ -79,11 +79,11 @@ def _rules(submission: SubmissionResult) -> tuple[Text, Text]:
 
 def submissions_table(results: list[Score]) -> Table:
     table = Table(title=f"{len(results)} submissions", title_justify="left")
-    table.add_column("submission")
+    table.add_column("submission", min_width=16)  # names stay findable in a narrow terminal
     table.add_column("points", justify="right")
     table.add_column("families passed", justify="right")
     table.add_column("tests not passed")
-    table.add_column("forbidden uses", justify="right")
+    table.add_column("rules", justify="right")  # forbidden uses, from the source
     table.add_column("seconds", justify="right")
     for result in results:
         passed = sum(f.status == Status.PASSED for f in result.families)
