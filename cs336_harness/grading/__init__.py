@@ -12,4 +12,6 @@ Where to look:
 - `results`, `scoring`: verdicts, the rubric and points (contract apart from hardening).
 - `reports`, `shards`: Gradescope JSON, JUnit, CSV, tables; sharded grading and `merge`.
 - `handout`, `stubs`: the student copy of the repository.
+- `autograder`, `run_autograder`: the Gradescope autograder package, and what it runs per
+  submission.
 """

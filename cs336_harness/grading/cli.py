@@ -1,5 +1,7 @@
 """`cs336-grade [SUBMISSION ...]`: grade submissions against the trusted tests and rubric.
 `cs336-grade merge DIR ... --out DIR`: join the reports of shards (`--shard i/n`).
+`cs336-grade autograder --out FILE.zip [OPTIONS]`: a Gradescope autograder that grades
+with those options.
 
 With no argument it grades the bundled implementation. Exit status: 0 when grading
 completed, whatever the scores; 1 when a score is below `--fail-under`; 2 when the grader
@@ -24,6 +26,7 @@ from rich.text import Text
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading import cgroups
+from cs336_harness.grading.autograder import build as build_autograder
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
@@ -33,6 +36,7 @@ from cs336_harness.grading.results import SubmissionResult
 from cs336_harness.grading.sandbox import Sandbox, check_sandbox
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
+    VISIBILITIES,
     Rubric,
     RubricError,
     Score,
@@ -64,50 +68,18 @@ def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
     return convert
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def _grading_options(parser: argparse.ArgumentParser) -> None:
+    """How a submission is graded: options of grading, and of `autograder`, which passes
+    them on to the grading of every submission."""
     defaults = Limits()
-    parser = argparse.ArgumentParser(
-        prog="cs336-grade",
-        description="Grade CS336 assignment-1 submissions component by component.",
-    )
     parser.add_argument(
-        "submissions",
-        nargs="*",
+        "--rubric",
         type=Path,
-        metavar="SUBMISSION",
-        help="a directory with cs336_basics/ and tests/adapters.py, or a directory of such "
-        "directories (default: the bundled implementation)",
+        default=DEFAULT_RUBRIC,
+        help="points per family, and how Gradescope shows the results",
     )
-    parser.add_argument("--out", type=Path, default=Path("grading"), help="report directory")
-    parser.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC, help="points per family")
     parser.add_argument(
         "--partial", action="store_true", help="credit a family in proportion to tests passed"
-    )
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="submissions graded at once")
-    parser.add_argument(
-        "--fail-under",
-        type=float,
-        metavar="PERCENT",
-        help="exit 1 when a submission scores below this percentage of the maximum",
-    )
-    inputs = parser.add_mutually_exclusive_group()
-    inputs.add_argument(
-        "--seed",
-        "--fresh-inputs",
-        dest="seed",
-        type=int,
-        metavar="SEED",
-        help="grade on inputs drawn for SEED (default when grading submissions: a new seed "
-        "from the operating system's randomness, written into every report)",
-    )
-    inputs.add_argument(
-        "--stored-inputs",
-        action="store_true",
-        help="grade on the committed fixtures, which every student has (the default of the "
-        "self-check, with no submission named)",
-    )
-    parser.add_argument(
-        "--fixtures-dir", type=Path, default=DEFAULT_FIXTURES, help="trusted fixture directory"
     )
     parser.add_argument(
         "--test-timeout", type=float, default=defaults.test_timeout, help="seconds per call"
@@ -135,6 +107,55 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         f"(default {format_size(defaults.output)})",
     )
     parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run submission code without bubblewrap (said in every report): only for "
+        "hosts that cannot run the sandbox, on submissions you trust",
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade",
+        description="Grade CS336 assignment-1 submissions component by component.",
+    )
+    parser.add_argument(
+        "submissions",
+        nargs="*",
+        type=Path,
+        metavar="SUBMISSION",
+        help="a directory with cs336_basics/ and tests/adapters.py, or a directory of such "
+        "directories (default: the bundled implementation)",
+    )
+    parser.add_argument("--out", type=Path, default=Path("grading"), help="report directory")
+    _grading_options(parser)
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="submissions graded at once")
+    parser.add_argument(
+        "--fail-under",
+        type=float,
+        metavar="PERCENT",
+        help="exit 1 when a submission scores below this percentage of the maximum",
+    )
+    inputs = parser.add_mutually_exclusive_group()
+    inputs.add_argument(
+        "--seed",
+        "--fresh-inputs",
+        dest="seed",
+        type=int,
+        metavar="SEED",
+        help="grade on inputs drawn for SEED (default when grading submissions: a new seed "
+        "from the operating system's randomness, written into every report)",
+    )
+    inputs.add_argument(
+        "--stored-inputs",
+        action="store_true",
+        help="grade on the committed fixtures, which every student has (the default of the "
+        "self-check, with no submission named)",
+    )
+    parser.add_argument(
+        "--fixtures-dir", type=Path, default=DEFAULT_FIXTURES, help="trusted fixture directory"
+    )
+    parser.add_argument(
         "--shard",
         type=_argument(parse_shard),
         default=(1, 1),
@@ -142,16 +163,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="grade only the I-th of N shares of the submissions; join with `merge`",
     )
     parser.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run submission code without bubblewrap (said in every report): only for "
-        "hosts that cannot run the sandbox, on submissions you trust",
-    )
-    parser.add_argument(
         "--visibility",
-        default="visible",
-        choices=["visible", "hidden", "after_due_date", "after_published"],
-        help="Gradescope visibility of the results",
+        choices=VISIBILITIES,
+        help="Gradescope visibility of the results, over the rubric's [gradescope] "
+        "visibility (its per-family ones still apply)",
     )
     args = parser.parse_args(argv)
     if args.jobs < 1:
@@ -244,7 +259,7 @@ def _report(
     rubric = load_rubric(args.rubric)
     results = [score(r, rubric, info.partial) for r in graded]
     # Reports first: they are what CI keeps, even if the terminal goes away mid-table.
-    written = write_reports(results, args.out, info, positions)
+    written = write_reports(results, args.out, info, rubric.gradescope, positions)
     _warn_about_rubric(rubric, results, errors)
     if results:
         table = family_table(results[0]) if len(results) == 1 else submissions_table(results)
@@ -335,25 +350,56 @@ def run_merge(argv: list[str], console: Console, errors: Console) -> int:
     return _report(graded, info, args, console, errors)
 
 
+def _passed_on(args: argparse.Namespace) -> list[str]:
+    """`_grading_options` as cs336-grade options, but the rubric: the package carries it."""
+    sizes = {"--memory-limit": args.memory_limit, "--output-limit": args.output_limit}
+    options = [
+        f"--test-timeout={args.test_timeout!r}",
+        f"--submission-timeout={args.submission_timeout!r}",
+        *(f"{name}={format_size(size).replace(' ', '')}" for name, size in sizes.items()),
+    ]
+    options += ["--partial"] * args.partial + ["--no-sandbox"] * args.no_sandbox
+    return options
+
+
+def run_autograder(argv: list[str], console: Console) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade autograder",
+        description="Write a Gradescope autograder: setup.sh installs this harness and its "
+        "locked environment, run_autograder grades each submission on inputs drawn for it, "
+        "with these options; the rubric's [gradescope] table says who sees the results.",
+    )
+    parser.add_argument("--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
+    _grading_options(parser)
+    args = parser.parse_args(argv)
+    load_rubric(args.rubric)  # a broken rubric is refused here, not at every submission
+    build_autograder(args.out, args.rubric, _passed_on(args))
+    console.print(f"wrote {args.out}: upload it as the assignment's autograder", markup=False)
+    return EXIT_OK
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    merging = argv[:1] == ["merge"]
-    args = None if merging else parse_args(argv)
+    command = argv[0] if argv[:1] in (["merge"], ["autograder"]) else None
+    args = None if command else parse_args(argv)
     # A cancelled CI job gets SIGTERM: stop like on Ctrl-C, killing the test processes
     # (in sessions of their own, no signal reaches them) and removing the work directory.
     signal.signal(signal.SIGTERM, _interrupt)
     # Messages are not wrapped, so that a path in them survives grep.
     console, errors = Console(), Console(stderr=True, soft_wrap=True)
     try:
-        if args is None:
+        if command == "merge":
             return run_merge(argv[1:], console, errors)
+        if command == "autograder":
+            return run_autograder(argv[1:], console)
         return run(args, console, errors)
     except (GraderError, RubricError, OSError) as error:
-        errors.print(Text.assemble(("cs336-grade: cannot grade: ", "bold red"), str(error)))
+        cannot = "build the autograder" if command == "autograder" else "grade"
+        errors.print(Text.assemble((f"cs336-grade: cannot {cannot}: ", "bold red"), str(error)))
         return EXIT_GRADER_ERROR
     except KeyboardInterrupt:
         errors.print("cs336-grade: interrupted; test processes stopped, no reports written")

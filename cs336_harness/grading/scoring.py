@@ -12,7 +12,7 @@ reported only), and names allowed beyond the default policy's (`allowed`).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
@@ -28,6 +28,10 @@ from cs336_harness.rules.policy import Policy
 
 DEFAULT_RUBRIC = REPO_ROOT / "rubric.toml"
 HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
+# Gradescope's values (its autograder specification): who sees a result and when, and how
+# it renders an output string.
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+OUTPUT_FORMATS = ("text", "ansi", "md", "html", "simple_format")
 
 
 class RubricError(ValueError):
@@ -50,12 +54,29 @@ class RulesEntry:
 
 
 @dataclass(frozen=True)
+class Gradescope:
+    """How Gradescope shows a submission's results (the rubric's `[gradescope]` table)."""
+
+    visibility: str = "visible"
+    # run_autograder's output (the grader's terminal table); students read results.json's.
+    stdout_visibility: str = "hidden"
+    output_format: str = "text"
+    leaderboard: bool = False
+    # Family (or "hardening") → the visibility of its tests, where it differs.
+    family_visibility: dict[str, str] = field(default_factory=dict)
+
+    def test_visibility(self, family: str) -> str:
+        return self.family_visibility.get(family, self.visibility)
+
+
+@dataclass(frozen=True)
 class Rubric:
     """Families in the rubric's order, which is also the order of every report; the
     hardening entry comes last."""
 
     families: tuple[FamilyPoints, ...]
     hardening: FamilyPoints = FamilyPoints(HARDENING, HARDENING_TITLE, 0.0)
+    gradescope: Gradescope = Gradescope()
     rules: RulesEntry = RulesEntry()
 
     def get(self, family: str) -> FamilyPoints | None:
@@ -93,19 +114,65 @@ def _rules_entry(value: object) -> RulesEntry:
     return RulesEntry(float(penalty), policy)
 
 
+def _choice(where: str, key: str, value: object, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise RubricError(f"{where}: {key} must be one of {', '.join(allowed)}; got {value!r}")
+    return str(value)
+
+
+def _gradescope(path: Path, table: object, families: set[str]) -> Gradescope:
+    where, default = f"rubric {path}, [gradescope]", Gradescope()
+    keys = ("visibility", "stdout_visibility", "output_format", "leaderboard", "family_visibility")
+    if not isinstance(table, dict) or set(table) - set(keys):
+        raise RubricError(f"{where} may hold only {', '.join(keys)}")
+    leaderboard = table.get("leaderboard", default.leaderboard)
+    if not isinstance(leaderboard, bool):
+        raise RubricError(f"{where}: leaderboard must be true or false, got {leaderboard!r}")
+    overrides = table.get("family_visibility", {})
+    if not isinstance(overrides, dict):
+        raise RubricError(f"{where}: family_visibility must be a table of family = visibility")
+    unknown = sorted(set(overrides) - families - {HARDENING})
+    if unknown:
+        raise RubricError(
+            f"{where}.family_visibility: {', '.join(map(repr, unknown))} is not a family of the "
+            "rubric (nor 'hardening')"
+        )
+
+    def choice(key: str, allowed: tuple[str, ...]) -> str:
+        return _choice(where, key, table.get(key, getattr(default, key)), allowed)
+
+    return Gradescope(
+        visibility=choice("visibility", VISIBILITIES),
+        stdout_visibility=choice("stdout_visibility", VISIBILITIES),
+        output_format=choice("output_format", OUTPUT_FORMATS),
+        leaderboard=leaderboard,
+        family_visibility={
+            family: _choice(f"{where}.family_visibility", family, value, VISIBILITIES)
+            for family, value in overrides.items()
+        },
+    )
+
+
 def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise RubricError(f"cannot read the rubric {path}: {error}") from error
+    unknown = sorted(set(data) - {"families", HARDENING, "gradescope", "rules"})
+    if unknown:
+        raise RubricError(
+            f"rubric {path}: unknown {', '.join(map(repr, unknown))} "
+            "(its tables are [families], [hardening], [gradescope] and [rules])"
+        )
     table = data.get("families")
     if not isinstance(table, dict) or not table:
         raise RubricError(f"rubric {path} has no [families] table")
     if HARDENING in table:
         raise RubricError(f"rubric {path}: {HARDENING!r} is the [hardening] table's name")
     hardening = _entry(HARDENING, {"title": HARDENING_TITLE, "points": 0} | data.get(HARDENING, {}))
+    gradescope = _gradescope(path, data.get("gradescope", {}), set(table))
     families = tuple(_entry(name, value) for name, value in table.items())
-    return Rubric(families, hardening, _rules_entry(data.get("rules", {})))
+    return Rubric(families, hardening, gradescope, _rules_entry(data.get("rules", {})))
 
 
 @dataclass(frozen=True)

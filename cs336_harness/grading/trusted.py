@@ -43,15 +43,17 @@ WITHHELD = (
 # The catalog of known mistakes, and the table of their outputs the judge reads instead.
 CATALOG = "cs336_harness.diagnosis.catalog"
 DIAGNOSIS_TABLE = "diagnosis.safetensors"
+# Graded runs use the submission's adapters and the fixtures passed to them.
+NOT_TRUSTED_TESTS = ("tests/adapters.py", "tests/fixtures")
 # Never copied anywhere: build and tool debris.
 DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache")
 # The graded run's pytest configuration: none of the project's options apply to it.
 PYTEST_INI = "[pytest]\n# Written by cs336-grade: graded runs take no options from the project.\n"
 
 
-def is_withheld(relative: Path) -> bool:
+def is_withheld(relative: Path, withheld: tuple[str, ...] = WITHHELD) -> bool:
     text = relative.as_posix()
-    return any(text == w or text.startswith(f"{w}/") for w in WITHHELD)
+    return any(text == w or text.startswith(f"{w}/") for w in withheld)
 
 
 def has_family_marker(path: Path) -> bool:
@@ -66,23 +68,30 @@ def has_family_marker(path: Path) -> bool:
     )
 
 
-def is_shared(path: Path, root: Path) -> bool:
+def is_shared(path: Path, root: Path, withheld: tuple[str, ...] = WITHHELD) -> bool:
     """Whether a file or directory under `root` goes into bundles and handouts."""
-    if is_withheld(path.relative_to(root)):
+    if is_withheld(path.relative_to(root), withheld):
         return False
     if path.is_file() and path.name.startswith("test_") and path.suffix == ".py":
         return has_family_marker(path)
     return True
 
 
-def copy_tree(source: Path, dest: Path, root: Path, skip: tuple[str, ...] = ()) -> None:
-    """Copy `source` to `dest`: only shared paths (relative to `root`), no debris, no `skip`."""
+def copy_tree(
+    source: Path,
+    dest: Path,
+    root: Path,
+    skip: tuple[str, ...] = (),
+    withheld: tuple[str, ...] = WITHHELD,
+) -> None:
+    """Copy `source` to `dest`: only shared paths (relative to `root`; `withheld` is what
+    is not shared), no debris, no `skip`."""
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         ignored = set(shutil.ignore_patterns(*DEBRIS)(directory, names))
         for name in names:
             path = Path(directory) / name
-            if not is_shared(path, root) or path.relative_to(root).as_posix() in skip:
+            if not is_shared(path, root, withheld) or path.relative_to(root).as_posix() in skip:
                 ignored.add(name)
         return ignored
 
@@ -149,8 +158,7 @@ def build_bundle(repo: Path, fixtures: Path, dest: Path) -> Bundle:
     """Copy the trusted harness, tests and `fixtures` from `repo` into `dest`."""
     trusted = dest / "trusted"
     copy_tree(repo / "cs336_harness", trusted / "cs336_harness", repo)
-    # Graded runs use the submission's adapters and the fixtures passed to them.
-    copy_tree(repo / "tests", trusted / "tests", repo, skip=("tests/adapters.py", "tests/fixtures"))
+    copy_tree(repo / "tests", trusted / "tests", repo, skip=NOT_TRUSTED_TESTS)
     (trusted / "pytest.ini").write_text(PYTEST_INI)
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
     # The judge cannot import the catalog of known mistakes (it needs the oracle), so their

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -64,6 +65,19 @@ def grade(
         preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
     )
     return GradingRun(done.returncode, done.stdout, done.stderr, out)
+
+
+def without_bwrap(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH has everything but bwrap."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    bwrap = shutil.which("bwrap")
+    for directory in os.environ["PATH"].split(os.pathsep):
+        for tool in Path(directory).glob("*") if Path(directory).is_dir() else []:
+            target = bin_dir / tool.name
+            if str(tool) != bwrap and tool.name != "bwrap" and not target.exists():
+                target.symlink_to(tool)
+    return os.environ | {"PATH": str(bin_dir)}
 
 
 def statuses(results: dict[str, Any]) -> dict[str, str]:

@@ -1,14 +1,12 @@
 """The grader's exit status when it cannot run: 2, with a message, before any test runs;
 and what it does when the sandbox cannot be set up."""
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.grading import synthetic
-from tests.grading.conftest import grade
+from tests.grading.conftest import grade, without_bwrap
 
 pytestmark = pytest.mark.grading
 
@@ -34,22 +32,9 @@ def test_a_broken_rubric_is_a_grader_error(tmp_path: Path):
     assert "rubric entry 'linear'" in run.stderr
 
 
-def _without_bwrap(tmp_path: Path) -> dict[str, str]:
-    """An environment whose PATH has everything but bwrap."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    bwrap = shutil.which("bwrap")
-    for directory in os.environ["PATH"].split(os.pathsep):
-        for tool in Path(directory).glob("*") if Path(directory).is_dir() else []:
-            target = bin_dir / tool.name
-            if str(tool) != bwrap and tool.name != "bwrap" and not target.exists():
-                target.symlink_to(tool)
-    return os.environ | {"PATH": str(bin_dir)}
-
-
 def test_without_the_sandbox_a_submission_is_not_graded_unless_asked(tmp_path: Path):
     submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
-    env = _without_bwrap(tmp_path)
+    env = without_bwrap(tmp_path)
     refused = grade(submission, "--stored-inputs", out=tmp_path / "refused", env=env)
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()

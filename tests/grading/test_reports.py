@@ -3,6 +3,7 @@ refused with a GraderError (exit 2) and not written."""
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.reports.archive import read_archive, write_archive
 from cs336_harness.grading.reports.checked import write_json
+from cs336_harness.grading.reports.gradescope import render
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
 from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
@@ -88,3 +90,21 @@ def test_merge_keeps_what_the_rules_reading_found(tmp_path: Path):
     assert (result.forbidden_count, result.forbidden, result.unread) == (
         4, found, ("x.py (SyntaxError)",)
     )  # fmt: skip
+
+
+MESSAGE = "expected <Tensor> but got `x`\n  ```` four ticks <script>alert(1)</script>"
+
+
+@pytest.mark.parametrize(
+    ("output_format", "shown"),
+    [
+        ("text", MESSAGE),
+        ("ansi", MESSAGE),
+        ("html", f"<pre>{html.escape(MESSAGE)}</pre>"),
+        ("simple_format", html.escape(MESSAGE)),
+        # A fence of five: the message's four backticks cannot close it.
+        ("md", f"`````\n{MESSAGE}\n`````"),
+    ],
+)
+def test_results_json_output_reads_as_written_in_every_format(output_format: str, shown: str):
+    assert render(MESSAGE, output_format) == shown

@@ -1,5 +1,6 @@
 """Rubric and points: all or nothing per family, `--partial` pro rata, verdict precedence."""
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,13 @@ from cs336_harness.grading.results import (
     SubmissionResult,
     family_status,
 )
-from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, load_rubric, score
+from cs336_harness.grading.scoring import (
+    DEFAULT_RUBRIC,
+    Gradescope,
+    RubricError,
+    load_rubric,
+    score,
+)
 
 pytestmark = pytest.mark.grading
 
@@ -73,6 +80,55 @@ def test_a_malformed_rubric_is_an_error(tmp_path: Path, text: str):
     path = tmp_path / "rubric.toml"
     path.write_text(text)
     with pytest.raises(RubricError):
+        load_rubric(path)
+
+
+def test_the_rubric_s_gradescope_table_is_read_with_its_family_overrides(tmp_path: Path):
+    assert load_rubric().gradescope == Gradescope()
+    text = DEFAULT_RUBRIC.read_text()
+    path = tmp_path / "rubric.toml"
+    path.write_text(text[: text.index("[gradescope]")] + GRADESCOPE)
+    settings = load_rubric(path).gradescope
+    assert (settings.visibility, settings.output_format, settings.leaderboard) == (
+        "after_published",
+        "html",
+        True,
+    )
+    assert settings.test_visibility("rope") == "hidden"
+    assert settings.test_visibility(HARDENING) == "after_due_date"
+    assert settings.test_visibility("linear") == "after_published"
+
+
+GRADESCOPE = """\
+[gradescope]
+visibility = "after_published"
+output_format = "html"
+leaderboard = true
+[gradescope.family_visibility]
+rope = "hidden"
+hardening = "after_due_date"
+"""
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('[gradescope]\nvisibility = "public"', "visibility must be one of visible, hidden"),
+        ("[gradescope]\nstdout_visibility = 1", "stdout_visibility must be one of"),
+        ('[gradescope]\noutput_format = "pdf"', "output_format must be one of text, ansi"),
+        ('[gradescope]\nleaderboard = "yes"', "leaderboard must be true or false"),
+        ("[gradescope]\ncolour = 1", "may hold only visibility, stdout_visibility"),
+        ('[gradescope.family_visibility]\nropee = "hidden"', "'ropee' is not a family"),
+        ('[gradescope.family_visibility]\nrope = "later"', "rope must be one of"),
+        ("[gradescope]\nfamily_visibility = 1", "family_visibility must be a table"),
+        ('[gradscope]\nvisibility = "hidden"', "unknown 'gradscope'"),
+    ],
+)
+def test_a_malformed_gradescope_table_is_an_error(tmp_path: Path, table: str, message: str):
+    text = DEFAULT_RUBRIC.read_text()
+    path = tmp_path / "rubric.toml"
+    path.write_text(text[: text.index("[gradescope]")] + table + "\n")
+    with pytest.raises(RubricError, match=re.escape(message)):
         load_rubric(path)
 
 

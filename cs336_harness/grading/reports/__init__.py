@@ -6,7 +6,7 @@ Every report says how the run was made (`RunInfo`): the sandbox, the inputs, the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from cs336_harness.grading.reports.archive import write_archive
@@ -14,7 +14,7 @@ from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
-from cs336_harness.grading.scoring import Score
+from cs336_harness.grading.scoring import Gradescope, Score
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,8 @@ class RunInfo:
     # The seed the inputs were drawn for; None: the stored fixtures.
     seed: int | None
     partial: bool
-    visibility: str
+    # `--visibility`, over the rubric's `[gradescope]` one; None: the rubric's.
+    visibility: str | None
     # Submissions in the whole class (all shards): it decides the layout of the reports.
     class_size: int
     shard: str = "1/1"
@@ -43,16 +44,23 @@ class RunInfo:
 
 
 def write_reports(
-    results: list[Score], out: Path, info: RunInfo, positions: list[int] | None = None
+    results: list[Score],
+    out: Path,
+    info: RunInfo,
+    gradescope: Gradescope,
+    positions: list[int] | None = None,
 ) -> list[str]:
     """Write every report; return what was written, relative to `out`, for the terminal.
-    `positions`: each submission's place in the whole class (default: as listed)."""
+    `gradescope`: the rubric's settings for results.json (`info.visibility` overrides its
+    visibility); `positions`: each submission's place in the class (default: as listed)."""
+    if info.visibility is not None:
+        gradescope = replace(gradescope, visibility=info.visibility)
     out.mkdir(parents=True, exist_ok=True)
     one = info.class_size == 1
     for result in results:
         directory = out if one else out / result.submission.name
         directory.mkdir(parents=True, exist_ok=True)
-        report = results_json(result, info.visibility, info.lines())
+        report = results_json(result, gradescope, info.lines())
         write_json(directory / "results.json", report, indent=2)
     write_junit(results, out / "junit.xml", info.to_dict())
     places = positions if positions is not None else list(range(len(results)))

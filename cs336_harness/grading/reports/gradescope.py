@@ -8,14 +8,38 @@ inputs) and what a reading of the source found against the assignment's rules (a
 `extra_data.rules`), then carries the judge's and the worker's output (head and tail) when a test
 crashed, timed out or errored, where it is the best clue to what happened. Hardening tests
 are named with their family: "Hardening (...): rope: test_x[...]".
+
+The rubric's `[gradescope]` table sets who sees the results and when (the results', each
+family's tests', run_autograder's output), the format outputs are rendered in, and whether
+the score goes on the assignment's leaderboard.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from cs336_harness.grading.results import HARDENING, GradedTest, Status
-from cs336_harness.grading.scoring import FamilyScore, Score
+from cs336_harness.grading.scoring import FamilyScore, Gradescope, Score
+
+
+def render(text: str, output_format: str) -> str:
+    """`text` as Gradescope shows it, character for character, in `output_format`.
+
+    The grader's text holds what a submission controls (its exception messages), so where
+    Gradescope reads markup it is escaped, never interpreted. As text or ANSI it goes as it
+    is: a submission's control characters were made visible escapes where they entered."""
+    if output_format == "html":
+        return f"<pre>{html.escape(text)}</pre>"
+    if output_format == "simple_format":  # HTML whose line breaks Gradescope keeps
+        return html.escape(text)
+    if output_format == "md":
+        # A code block: its fence is longer than any run of backticks inside, so none ends it.
+        longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+        fence = "`" * max(3, longest + 1)
+        return f"{fence}\n{text}\n{fence}"
+    return text
 
 
 def _test_output(test: GradedTest, family: FamilyScore) -> str:
@@ -29,16 +53,20 @@ def _test_output(test: GradedTest, family: FamilyScore) -> str:
     return f"{text}\n\n{test.details}" if test.details else text
 
 
-def _test_entry(test: GradedTest, family: FamilyScore, visibility: str) -> dict[str, Any]:
+def _test_entry(
+    test: GradedTest, family: FamilyScore, number: str, settings: Gradescope
+) -> dict[str, Any]:
     earned, share = family.test_points(test)
     name = f"{test.family}: {test.name}" if family.family == HARDENING else test.name
     return {
         "name": f"{family.title}: {name}",
+        # Family and test, in report order: Gradescope numbers the tests by it.
+        "number": number,
         "score": round(earned, 6),
         "max_score": round(share, 6),
         "status": "passed" if test.status == Status.PASSED else "failed",
-        "output": _test_output(test, family),
-        "visibility": visibility,
+        "output": render(_test_output(test, family), settings.output_format),
+        "visibility": settings.test_visibility(family.family),
         "extra_data": {
             "status": str(test.status),
             "family": test.family,
@@ -75,21 +103,43 @@ def _rules(result: Score) -> tuple[list[str], dict[str, Any]]:
     return [heading, *lines], data
 
 
-def results_json(result: Score, visibility: str = "visible", run: list[str] = ()) -> dict[str, Any]:
+def document(score: float, output: str, settings: Gradescope, **details: Any) -> dict[str, Any]:
+    """The top level of a results.json: the score (then `details`), the output, and how
+    Gradescope shows them."""
+    report = {
+        "score": round(score, 6),
+        **details,
+        "output": render(output, settings.output_format),
+        "output_format": settings.output_format,
+        "test_output_format": settings.output_format,
+        # Test names are the trusted tests' own, plain text whatever the output format.
+        "test_name_format": "text",
+        "visibility": settings.visibility,
+        "stdout_visibility": settings.stdout_visibility,
+    }
+    if settings.leaderboard:
+        report["leaderboard"] = [{"name": "Score", "value": report["score"], "order": "desc"}]
+    return report
+
+
+def results_json(result: Score, settings: Gradescope, run: list[str] = ()) -> dict[str, Any]:
     diagnose = any(t.status in DIAGNOSED_BY_OUTPUT for t in result.submission.tests)
     rules, rules_data = _rules(result)
     lines = [*run, *(f"note: {note}" for note in result.submission.notes), *rules]
     output = "\n".join([*lines, result.submission.output] if diagnose else lines)
-    return {
-        "score": round(result.points, 6),
-        "max_score": round(result.max_points, 6),
-        "execution_time": round(result.submission.wall_time, 1),
-        "output": output,
-        "visibility": visibility,
+    report = document(
+        result.points,
+        output,
+        settings,
+        # Not one of Gradescope's documented fields: the total, for scripts reading the file.
+        max_score=round(result.max_points, 6),
+        execution_time=round(result.submission.wall_time, 1),
+    )
+    return report | {
         "extra_data": {"rules": rules_data},
         "tests": [
-            _test_entry(test, family, visibility)
-            for family in result.families
-            for test in family.tests
+            _test_entry(test, family, f"{i}.{j}", settings)
+            for i, family in enumerate(result.families, 1)
+            for j, test in enumerate(family.tests, 1)
         ],
     }
