@@ -44,7 +44,7 @@ from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
 from cs336_harness.diagnosis.error_shape import KINDS, PREFIX
 from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
 from cs336_harness.error_margins import tolerance_test
-from cs336_harness.pytest_plugin import fixtures_dir
+from cs336_harness.pytest_plugin import DEFAULT_FIXTURES, fixtures_dir
 from tests.tolerances import ADAMW
 
 TESTS = Path(__file__).resolve().parent
@@ -333,10 +333,12 @@ def test_every_reading_of_adamw_passes(pytester, reading):
 
 
 @pytest.mark.meta
-def test_the_readings_of_adamw_are_four(request):
-    """On `two_groups` every two accepted readings differ by more than the tolerance, so
-    `test_every_reading_of_adamw_passes` shows each one accepted in its own right."""
-    fixtures = fixtures_dir(request.config)
+def test_the_readings_of_adamw_are_four():
+    """On the stored `two_groups` every two accepted readings differ by more than the
+    tolerance, so `test_every_reading_of_adamw_passes` shows each one accepted in its own
+    right. The stored case only: a fresh draw may make two readings agree (ε far below √v),
+    which costs nothing, as every reading is accepted."""
+    fixtures = DEFAULT_FIXTURES
     [entry] = [e for e in case_table(fixtures)["adamw"] if e["id"] == "two_groups"]
     case = load_case(fixtures, "adamw", entry)
     rtol, atol = ADAMW["rtol"], ADAMW["atol"]
