@@ -1,7 +1,7 @@
 """Which known mistake a wrong output matches, and the lines a failure message opens with.
 
 A failing comparison's output is compared with each catalogued mistake's output on the same
-case (`catalog.py`), elementwise, with the test's own tolerance: `|a − v| ≤ atol + rtol·|v|`
+case (the `catalog` package), elementwise, with the test's own tolerance: `|a − v| ≤ atol + rtol·|v|`
 (atol scaled up for a mistaken output larger than the correct one, see `matches`), NaN
 matching NaN (a mistake's signature may be its NaNs). Every mistake that matches is
 reported, best first (the smallest share of the tolerance used), except one that the

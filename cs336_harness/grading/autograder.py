@@ -28,7 +28,7 @@ from cs336_harness.grading.trusted import NOT_TRUSTED_TESTS, WITHHELD, copy_tree
 
 # Withheld from the handout, needed here: fresh inputs come from the fixture generator and
 # the oracle, diagnoses on them from the catalog of known mistakes.
-NEEDED = ("cs336_harness/oracle", "cs336_harness/fixturegen", "cs336_harness/diagnosis/catalog.py")
+NEEDED = ("cs336_harness/oracle", "cs336_harness/fixturegen", "cs336_harness/diagnosis/catalog")
 # Copied as they are; the corpus is the fixture generator's source of English text.
 COPIED = ("pyproject.toml", "uv.lock", "data/shakespeare_tragedies.txt")
 EXECUTABLE = ("setup.sh", "run_autograder")

@@ -32,7 +32,7 @@ from cs336_harness.grading.errors import GraderError
 # Relative to the repository root; a directory covers everything below it.
 WITHHELD = (
     "cs336_harness/oracle",
-    "cs336_harness/diagnosis/catalog.py",
+    "cs336_harness/diagnosis/catalog",
     "cs336_harness/fixturegen",
     "cs336_harness/error_margins.py",
     "cs336_harness/seed_sweep.py",

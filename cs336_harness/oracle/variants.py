@@ -1,6 +1,6 @@
 """Float64 reference math for known mistakes: what an implementation with one of them computes.
 
-The diagnosis catalog (`cs336_harness/diagnosis/catalog.py`) builds most mistaken outputs
+The diagnosis catalog (`cs336_harness/diagnosis/catalog/`) builds most mistaken outputs
 from the oracle's own functions on changed arguments (Θ = 10000, w1 and w3 swapped, gains
 of 1, the query projection scaled). The functions here are the few mistakes that change
 the computation itself. They are new functions beside the oracle's, so its own results

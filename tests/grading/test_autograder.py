@@ -153,7 +153,7 @@ def test_the_package_holds_the_harness_and_oracle_but_no_reference(package: Path
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     needed = ["pyproject.toml", "uv.lock", "README.md", "tests/test_softmax.py"]
     needed += ["cs336_harness/fixturegen/__main__.py", "cs336_harness/oracle/__init__.py"]
-    needed += ["cs336_harness/diagnosis/catalog.py", "data/shakespeare_tragedies.txt"]
+    needed += ["cs336_harness/diagnosis/catalog/__init__.py", "data/shakespeare_tragedies.txt"]
     assert [name for name in needed if name not in modes] == []
     left_out = ("cs336_basics/", "tests/adapters.py", "tests/fixtures/", "tests/grading/")
     assert [name for name in modes if name.startswith(left_out)] == []

@@ -41,7 +41,7 @@ def test_the_bundle_holds_no_implementation_a_submission_could_import(bundle):
 
 
 def test_the_judge_reads_the_known_mistakes_from_a_table_not_the_catalog(bundle):
-    assert not (bundle.trusted / "cs336_harness" / "diagnosis" / "catalog.py").exists()
+    assert not (bundle.trusted / "cs336_harness" / "diagnosis" / "catalog").exists()
     table = Table(bundle.diagnosis_table)
     assert {c.mistake for c in table.candidates("rope", "theta_100")} == {
         "rope_rotate_half",

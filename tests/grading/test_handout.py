@@ -163,7 +163,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     shutil.copytree(REPO_ROOT / "cs336_basics", finished / "cs336_basics", dirs_exist_ok=True)
     shutil.copyfile(REPO_ROOT / "tests" / "adapters.py", finished / "tests" / "adapters.py")
     shutil.copytree(REPO_ROOT / "tests" / "wrong_adapters", finished / "tests" / "wrong_adapters")
-    assert not (finished / "cs336_harness" / "diagnosis" / "catalog.py").exists()
+    assert not (finished / "cs336_harness" / "diagnosis" / "catalog").exists()
     lines = {m.id: m.line for m in MISTAKES}
     expected: dict[str, set[str]] = {}
     files: dict[str, list[str]] = {}
