@@ -43,6 +43,11 @@ class AdapterImportFailure(Failed):
     test of that submission (locally the session stops instead, `UnimportableAdapters`)."""
 
 
+class SubmissionRaised(Exception):
+    """Under the grader, the submission's adapter raised in the worker; the message is the
+    exception's type and message (the exception itself never crosses into the judge)."""
+
+
 class UnimportableAdapters(Exception):
     """The adapters module named cannot be found or imported; the message is one line."""
 

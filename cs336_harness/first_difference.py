@@ -20,8 +20,8 @@ import pytest
 import torch
 
 from cs336_harness import probes
+from cs336_harness.adapter_loader import SubmissionRaised
 from cs336_harness.cases import Case
-from cs336_harness.grading.remote import SubmissionRaised
 
 BLOCK_SUBLAYERS = ("ln1", "attn", "ln2", "ffn")
 LM_SIZES = ("vocab_size", "context_length", "d_model", "num_layers", "num_heads", "d_ff")

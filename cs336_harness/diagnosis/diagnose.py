@@ -1,11 +1,12 @@
 """Which known mistake a wrong output matches, and the lines a failure message opens with.
 
 A failing comparison's output is compared with each catalogued mistake's output on the same
-case (the `catalog` package), elementwise, with the test's own tolerance: `|a − v| ≤ atol + rtol·|v|`
-(atol scaled up for a mistaken output larger than the correct one, see `matches`), NaN
-matching NaN (a mistake's signature may be its NaNs). Every mistake that matches is
-reported, best first (the smallest share of the tolerance used), except one that the
-expected output matches too: on that case the mistake cannot be told from no mistake.
+case (the `catalog` package), elementwise, with the test's own tolerance:
+`|a − v| ≤ atol + rtol·|v|` (atol scaled up for a mistaken output larger than the correct
+one, see `matches`), NaN matching NaN (a mistake's signature may be its NaNs). Every
+mistake that matches is reported, best first (the smallest share of the tolerance used),
+except one that the expected output matches too: on that case the mistake cannot be told
+from no mistake.
 
 The comparison is on a *fingerprint* of each mistaken output: all of it up to 4096 elements;
 for larger outputs (an LM's logits) the 256 elements where it differs most from the truth

@@ -29,14 +29,17 @@ from typing import IO, Any
 import pytest
 from _pytest.outcomes import OutcomeException
 
-from cs336_harness.adapter_loader import AdapterImportFailure, NotImplementedFailure
+from cs336_harness.adapter_loader import (
+    AdapterImportFailure,
+    NotImplementedFailure,
+    SubmissionRaised,
+)
 from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.limits import Limits
 from cs336_harness.grading.remote import (
     BadReply,
     LoadSensitiveTimeout,
     RemoteAdapters,
-    SubmissionRaised,
     WorkerCrash,
     WorkerTimeout,
 )

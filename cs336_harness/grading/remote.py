@@ -29,7 +29,11 @@ from typing import Any
 
 from _pytest.outcomes import Failed
 
-from cs336_harness.adapter_loader import AdapterImportFailure, NotImplementedFailure
+from cs336_harness.adapter_loader import (
+    AdapterImportFailure,
+    NotImplementedFailure,
+    SubmissionRaised,
+)
 from cs336_harness.grading.limits import BOOT_WALL, Limits, format_size
 from cs336_harness.grading.protocol import Closed, ProtocolError, read_frame, write_frame
 from cs336_harness.grading.sandbox import Worker
@@ -40,10 +44,6 @@ from cs336_harness.probes import needs_of
 # How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
 MEMORY_SIGNS = ("MemoryError", "can't allocate memory")
 LOG_TAIL = 4000
-
-
-class SubmissionRaised(Exception):
-    """The submission's adapter raised; the message is its type and message."""
 
 
 class WorkerTimeout(Failed):
