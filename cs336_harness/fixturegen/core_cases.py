@@ -14,6 +14,7 @@ import torch
 
 from cs336_harness import oracle
 from cs336_harness.fixturegen import evidence
+from cs336_harness.fixturegen.draws import in_dtype, normal
 from cs336_harness.fixturegen.weights import block_weights, linear_weight, lm_weights, norm_gain
 from cs336_harness.fixturegen.writer import FixtureSet
 from cs336_harness.oracle.backward import transformer_lm_backward
@@ -38,10 +39,6 @@ REFERENCE_BATCH = 4
 REFERENCE_SEQ = 12
 
 
-def _normal(rng: np.random.Generator, *shape: int, std: float = 1.0) -> np.ndarray:
-    return (std * rng.standard_normal(shape)).astype(np.float32)
-
-
 def _from_model(prefix: str) -> dict[str, Any]:
     return {"weights_file": MODEL_FILE, "weights_prefix": prefix}
 
@@ -50,13 +47,9 @@ def _sub(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
     return {k.removeprefix(prefix): v for k, v in weights.items() if k.startswith(prefix)}
 
 
-def _round_to(x: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-    return torch.from_numpy(x).to(dtype)
-
-
 def add_linear(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     rng = fs.rng("linear", "reference")
-    x = _normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
     w = model["layers.0.ffn.w1.weight"]
     fs.add(
         "linear",
@@ -67,7 +60,7 @@ def add_linear(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.linear(x, w),
     )
     rng = fs.rng("linear", "leading_dims")
-    x, w = _normal(rng, 2, 3, 5, 7), linear_weight(rng, 5, 7)
+    x, w = normal(rng, 2, 3, 5, 7), linear_weight(rng, 5, 7)
     fs.add(
         "linear",
         "leading_dims",
@@ -78,7 +71,7 @@ def add_linear(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         {"weight": w},
     )
     rng = fs.rng("linear", "single_vector")
-    x, w = _normal(rng, 9), linear_weight(rng, 9, 9)
+    x, w = normal(rng, 9), linear_weight(rng, 9, 9)
     fs.add(
         "linear",
         "single_vector",
@@ -104,7 +97,7 @@ def add_embedding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.embedding(model["token_embeddings.weight"], ids),
     )
     rng = fs.rng("embedding", "any_shape")
-    table, ids = _normal(rng, 50, 8), rng.integers(0, 50, (2, 3, 4))
+    table, ids = normal(rng, 50, 8), rng.integers(0, 50, (2, 3, 4))
     fs.add(
         "embedding",
         "three_dim_ids",
@@ -119,7 +112,7 @@ def add_embedding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
 def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     gain = model["layers.0.ln1.weight"]
     rng = fs.rng("rmsnorm", "reference")
-    x = _normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64, std=2.0)
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64, std=2.0)
     fs.add(
         "rmsnorm",
         "reference_ln1",
@@ -129,7 +122,7 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.rmsnorm(x, gain, 1e-5),
     )
     rng = fs.rng("rmsnorm", "small_magnitude")
-    x = _normal(rng, 3, 64, std=1e-3)
+    x = normal(rng, 3, 64, std=1e-3)
     fs.add(
         "rmsnorm",
         "small_magnitude",
@@ -140,7 +133,7 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         {"weight": gain},
     )
     rng = fs.rng("rmsnorm", "custom_eps")
-    x, g = _normal(rng, 2, 5, 16, std=0.2), norm_gain(rng, 16)
+    x, g = normal(rng, 2, 5, 16, std=0.2), norm_gain(rng, 16)
     fs.add(
         "rmsnorm",
         "eps_0.01",
@@ -159,9 +152,9 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     ):
         name = str(dtype).removeprefix("torch.")
         rng = fs.rng("rmsnorm", name)
-        x = _round_to(_normal(rng, 16, 256, std=std), dtype)
+        x = in_dtype(normal(rng, 16, 256, std=std), dtype)
         # Gains representable in the input dtype, so a module built in that dtype loses nothing.
-        g = _round_to(norm_gain(rng, 256), dtype).float().numpy()
+        g = in_dtype(norm_gain(rng, 256), dtype).float().numpy()
         fs.add(
             "rmsnorm",
             name,
@@ -175,7 +168,7 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
 
 def add_silu(fs: FixtureSet) -> None:
     rng = fs.rng("silu", "leading_dims")
-    x = _normal(rng, 2, 3, 17, std=3.0)
+    x = normal(rng, 2, 3, 17, std=3.0)
     fs.add(
         "silu",
         "leading_dims",
@@ -199,7 +192,7 @@ def add_silu(fs: FixtureSet) -> None:
 
 def add_softmax(fs: FixtureSet) -> None:
     rng = fs.rng("softmax", "base")
-    x = _normal(rng, 4, 10, std=2.0)
+    x = normal(rng, 4, 10, std=2.0)
     fs.add(
         "softmax",
         "last_dim",
@@ -217,7 +210,7 @@ def add_softmax(fs: FixtureSet) -> None:
         {"in_features": shifted},
         oracle.softmax(shifted, -1),
     )
-    huge = _normal(rng, 3, 6, std=1e4)
+    huge = normal(rng, 3, 6, std=1e4)
     fs.add(
         "softmax",
         "huge_spread",
@@ -226,7 +219,7 @@ def add_softmax(fs: FixtureSet) -> None:
         {"in_features": huge},
         oracle.softmax(huge, 1),
     )
-    x3 = _normal(rng, 3, 5, 7)
+    x3 = normal(rng, 3, 5, 7)
     fs.add(
         "softmax",
         "dim_0",
@@ -247,7 +240,7 @@ def add_softmax(fs: FixtureSet) -> None:
 
 def add_swiglu(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     rng = fs.rng("swiglu", "reference")
-    x = _normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
     ffn = _sub(model, "layers.0.ffn.")
     fs.add(
         "swiglu",
@@ -258,7 +251,7 @@ def add_swiglu(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.swiglu(x, ffn["w1.weight"], ffn["w2.weight"], ffn["w3.weight"]),
     )
     rng = fs.rng("swiglu", "small")
-    x = _normal(rng, 3, 5, 24)
+    x = normal(rng, 3, 5, 24)
     w = {
         "w1.weight": linear_weight(rng, 40, 24),
         "w2.weight": linear_weight(rng, 24, 40),
@@ -334,7 +327,7 @@ def add_rope(fs: FixtureSet) -> None:
     ]
     for case_id, description, d_k, theta, max_seq_len, lead, positions in specs:
         rng = fs.rng("rope", case_id)
-        x = _normal(rng, *lead, d_k)
+        x = normal(rng, *lead, d_k)
         pos = np.asarray(positions(rng), dtype=np.int64)
         fs.add(
             "rope",
@@ -349,8 +342,8 @@ def add_rope(fs: FixtureSet) -> None:
 def add_attention(fs: FixtureSet) -> None:
     def case(case_id, description, lead, n, m, d_k, d_v, mask_kind):
         rng = fs.rng("scaled_dot_product_attention", case_id)
-        q, k = _normal(rng, *lead, n, d_k, std=1.5), _normal(rng, *lead, m, d_k, std=1.5)
-        v = _normal(rng, *lead, m, d_v)
+        q, k = normal(rng, *lead, n, d_k, std=1.5), normal(rng, *lead, m, d_k, std=1.5)
+        v = normal(rng, *lead, m, d_v)
         inputs = {"Q": q, "K": k, "V": v}
         mask = None
         if mask_kind == "random":
@@ -436,7 +429,7 @@ def _mha_oracle(x, w, num_heads, theta=None, positions=None):
 def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     reference = _sub(model, "layers.0.attn.")
     rng = fs.rng("multihead_self_attention", "reference")
-    x = _normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
     fs.add(
         "multihead_self_attention",
         "reference",
@@ -450,7 +443,7 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         ("eight_heads_leading_dims", "8 heads of width 4, input (2, 3, 6, 32)", 32, 8, (2, 3, 6)),
     ]:
         rng = fs.rng("multihead_self_attention", case_id)
-        w, x = _mha_weights(rng, d_model), _normal(rng, *shape, d_model)
+        w, x = _mha_weights(rng, d_model), normal(rng, *shape, d_model)
         fs.add(
             "multihead_self_attention",
             case_id,
@@ -463,7 +456,7 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
 
     family = "multihead_self_attention_with_rope"
     rng = fs.rng(family, "reference")
-    x = _normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
     positions = np.arange(REFERENCE_SEQ)
     fs.add(
         family,
@@ -507,7 +500,7 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         ),
     ]:
         rng = fs.rng(family, case_id)
-        w, x = _mha_weights(rng, d_model), _normal(rng, *shape, d_model)
+        w, x = _mha_weights(rng, d_model), normal(rng, *shape, d_model)
         pos = np.asarray(make_positions(rng), dtype=np.int64)
         fs.add(
             family,
@@ -535,7 +528,7 @@ def _sublayer_tensors(trace: Sublayers, is_expected: str | None = None) -> dict[
 
 def add_block(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     rng = fs.rng("transformer_block", "reference")
-    x = _normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
     w = _sub(model, "layers.0.")
     trace = transformer_block_sublayers(x, w, num_heads=4, config=REFERENCE_CONFIG)
     fs.add(
@@ -549,7 +542,7 @@ def add_block(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     )
     config = {"d_model": 48, "num_heads": 3, "d_ff": 96, "rope_theta": 500000.0}
     rng = fs.rng("transformer_block", "other_shape")
-    w, x = block_weights(rng, config), _normal(rng, 2, 20, 48)
+    w, x = block_weights(rng, config), normal(rng, 2, 20, 48)
     trace = transformer_block_sublayers(x, w, num_heads=3, config=config)
     fs.add(
         "transformer_block",
@@ -635,7 +628,7 @@ def add_modules(fs: FixtureSet) -> None:
         weights = lm_weights(rng, config)
         ids = rng.integers(0, config["vocab_size"], (2, config["context_length"]))
         ids[1, -1] = ids[0, 0]  # a repeated id: its embedding row's gradient is a sum
-        projection = _normal(rng, *ids.shape, config["vocab_size"])
+        projection = normal(rng, *ids.shape, config["vocab_size"])
         grads = transformer_lm_backward(config, weights, ids, projection)
         fs.add(
             "transformer_lm_module",

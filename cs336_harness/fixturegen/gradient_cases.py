@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cs336_harness import oracle
-from cs336_harness.fixturegen.core_cases import _normal
+from cs336_harness.fixturegen.draws import normal
 from cs336_harness.fixturegen.weights import QK_SCALE, block_weights, linear_weight, norm_gain
 from cs336_harness.fixturegen.writer import FixtureSet
 from cs336_harness.oracle import backward
@@ -50,7 +50,7 @@ def _add(
     name; everything else they need (weights, positions, masks) they hold themselves.
     """
     output = forward(differentiable)
-    projection = _normal(fs.rng(family, case_id, "projection"), *output.shape)
+    projection = normal(fs.rng(family, case_id, "projection"), *output.shape)
     grads = gradients(differentiable, projection.astype(np.float64))
     try:
         backward.check_gradients(
@@ -79,7 +79,7 @@ def _add_linear(fs: FixtureSet) -> None:
         fs, "linear", "backward_leading_dims",
         "d(in_features) = d(out) W: (2, 3, 7) -> 5, a non-square W",
         {"d_in": 7, "d_out": 5},
-        {"in_features": _normal(rng, 2, 3, 7)},
+        {"in_features": normal(rng, 2, 3, 7)},
         lambda v: oracle.linear(v["in_features"], w),
         lambda v, d: {"in_features": backward.linear_backward(v["in_features"], w, d)["x"]},
         weights={"weight": w},
@@ -93,7 +93,7 @@ def _add_rmsnorm(fs: FixtureSet) -> None:
         fs, "rmsnorm", "backward_gain",
         "d_model 16: the normaliser's own dependence on x is about a quarter of the gradient",
         {"d_model": 16, "eps": eps},
-        {"in_features": _normal(rng, 3, 5, 16, std=2.0)},
+        {"in_features": normal(rng, 3, 5, 16, std=2.0)},
         lambda v: oracle.rmsnorm(v["in_features"], gain, eps),
         lambda v, d: {
             "in_features": backward.rmsnorm_backward(v["in_features"], gain, d, eps)["x"]
@@ -104,8 +104,8 @@ def _add_rmsnorm(fs: FixtureSet) -> None:
 
 def _add_layernorm(fs: FixtureSet) -> None:
     rng = fs.rng("layernorm", "backward")
-    gain, shift, eps = norm_gain(rng, 16), _normal(rng, 16, std=0.1), 1e-5
-    x = _normal(rng, 3, 5, 16, std=2.0) + rng.uniform(-3, 3, (3, 5, 1)).astype(np.float32)
+    gain, shift, eps = norm_gain(rng, 16), normal(rng, 16, std=0.1), 1e-5
+    x = normal(rng, 3, 5, 16, std=2.0) + rng.uniform(-3, 3, (3, 5, 1)).astype(np.float32)
     _add(
         fs, "layernorm", "backward_row_offsets",
         "d_model 16, rows off centre: both the mean and the variance pass gradient back",
@@ -125,7 +125,7 @@ def _add_elementwise(fs: FixtureSet) -> None:
         fs, "silu", "backward_leading_dims",
         "values ~N(0, 9): sigmoid(x) (1 + x (1 - sigmoid(x)))",
         {},
-        {"in_features": _normal(rng, 2, 3, 17, std=3.0)},
+        {"in_features": normal(rng, 2, 3, 17, std=3.0)},
         lambda v: oracle.silu(v["in_features"]),
         lambda v, d: {"in_features": backward.silu_backward(v["in_features"], d)["x"]},
     )  # fmt: skip
@@ -135,7 +135,7 @@ def _add_elementwise(fs: FixtureSet) -> None:
             fs, "gelu", f"backward_{form}",
             f"{form} GELU's derivative on values ~N(0, 4)",
             {"approximate": approximate},
-            {"in_features": _normal(rng, 2, 3, 17, std=2.0)},
+            {"in_features": normal(rng, 2, 3, 17, std=2.0)},
             lambda v, a=approximate: oracle.gelu(v["in_features"], a),
             lambda v, d, a=approximate: {
                 "in_features": backward.gelu_backward(v["in_features"], d, a)["x"]
@@ -150,7 +150,7 @@ def _add_elementwise(fs: FixtureSet) -> None:
             fs, "softmax", case_id,
             f"p (d - sum(p d)) over {description}",
             {"dim": dim},
-            {"in_features": _normal(rng, *shape, std=2.0)},
+            {"in_features": normal(rng, *shape, std=2.0)},
             lambda v, dim=dim: oracle.softmax(v["in_features"], dim),
             lambda v, d, dim=dim: {
                 "in_features": backward.softmax_backward(v["in_features"], dim, d)["x"]
@@ -165,7 +165,7 @@ def _add_cross_entropy(fs: FixtureSet) -> None:
         fs, "cross_entropy", "backward_leading_dims",
         "(softmax - one_hot) / 12 over logits (3, 4, 20), times a scalar projection",
         {},
-        {"inputs": _normal(rng, 3, 4, 20, std=2.0)},
+        {"inputs": normal(rng, 3, 4, 20, std=2.0)},
         lambda v: np.asarray(oracle.cross_entropy(v["inputs"], targets)),
         lambda v, d: {
             "inputs": backward.cross_entropy_backward(v["inputs"], targets, float(d))["logits"]
@@ -181,7 +181,7 @@ def _add_feedforward(fs: FixtureSet) -> None:
         fs, "swiglu", "backward_d_ff_40",
         "d_model 24, d_ff 40: gradient through both the gate and the value",
         {"d_model": 24, "d_ff": 40},
-        {"in_features": _normal(rng, 3, 5, 24)},
+        {"in_features": normal(rng, 3, 5, 24)},
         lambda v: oracle.swiglu(v["in_features"], w1, w2, w3),
         lambda v, d: {
             "in_features": backward.swiglu_backward(v["in_features"], w1, w2, w3, d)["x"]
@@ -194,7 +194,7 @@ def _add_feedforward(fs: FixtureSet) -> None:
         fs, "positionwise_feedforward", "backward_d_ff_24",
         "d_model 16, d_ff 24, exact GELU, inputs ~N(0, 4)",
         {"d_model": 16, "d_ff": 24},
-        {"in_features": _normal(rng, 2, 5, 16, std=2.0)},
+        {"in_features": normal(rng, 2, 5, 16, std=2.0)},
         lambda v: oracle.feedforward(v["in_features"], w1, w2),
         lambda v, d: {
             "in_features": backward.feedforward_backward(v["in_features"], w1, w2, d)["x"]
@@ -219,7 +219,7 @@ def _add_rope(fs: FixtureSet) -> None:
         fs, "rope", "backward_batched_positions",
         "(3, 2, 10, 8) input, positions per batch row: the gradient rotates back",
         {"d_k": 8, "theta": theta, "max_seq_len": 32},
-        {"in_query_or_key": _normal(rng, 3, 2, 10, 8)},
+        {"in_query_or_key": normal(rng, 3, 2, 10, 8)},
         lambda v: oracle.rope(v["in_query_or_key"], positions, theta),
         gradients,
         others={"token_positions": positions},
@@ -232,9 +232,9 @@ def _add_attention(fs: FixtureSet) -> None:
     mask = rng.random((*lead, n, m)) < 0.6
     mask[..., 0] = True
     differentiable = {
-        "Q": _normal(rng, *lead, n, d_k, std=1.5),
-        "K": _normal(rng, *lead, m, d_k, std=1.5),
-        "V": _normal(rng, *lead, m, d_v),
+        "Q": normal(rng, *lead, n, d_k, std=1.5),
+        "K": normal(rng, *lead, m, d_k, std=1.5),
+        "V": normal(rng, *lead, m, d_v),
     }
 
     def gradients(v, d):
@@ -268,7 +268,7 @@ def _add_mha(fs: FixtureSet) -> None:
         rng = fs.rng(family, "backward")
         w = _projections(rng, 16)
         matrices = [w[f"{p}.weight"] for p in ("q_proj", "k_proj", "v_proj", "output_proj")]
-        x = _normal(rng, 2, seq, 16)
+        x = normal(rng, 2, seq, 16)
         params: dict[str, Any] = {"d_model": 16, "num_heads": 2}
         rope: dict[str, Any] = {}
         others = {}
@@ -301,7 +301,7 @@ def _add_block(fs: FixtureSet) -> None:
         fs, "transformer_block", "backward_small",
         "d_model 16, 2 heads, d_ff 32: through both residual branches and both norms",
         {"d_model": 16, "num_heads": 2, "d_ff": 32, "max_seq_len": 16, "theta": 10000.0},
-        {"in_features": _normal(rng, 2, 6, 16)},
+        {"in_features": normal(rng, 2, 6, 16)},
         lambda v: oracle.transformer_block(v["in_features"], w, num_heads=2, config=config),
         lambda v, d: {
             "in_features": backward.transformer_block_backward(

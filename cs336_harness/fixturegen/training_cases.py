@@ -13,6 +13,7 @@ import numpy as np
 from cs336_harness import oracle
 from cs336_harness.case_layout import ADAMW_READINGS
 from cs336_harness.fixturegen.core_cases import MODEL_FILE, REFERENCE_CONFIG
+from cs336_harness.fixturegen.draws import normal
 from cs336_harness.fixturegen.writer import FixtureSet
 
 # Draws tried before the generator gives up on a seed (none has come close).
@@ -20,10 +21,6 @@ MAX_DRAWS = 200
 # A nucleus this small holds the most likely token alone whenever that token has more mass,
 # which it always has for vocabularies under a million: greedy decoding, in the contract.
 GREEDY_TOP_P = 1e-6
-
-
-def _normal(rng: np.random.Generator, *shape: int, std: float = 1.0) -> np.ndarray:
-    return (std * rng.standard_normal(shape)).astype(np.float32)
 
 
 def add_cross_entropy(fs: FixtureSet) -> None:
@@ -38,24 +35,24 @@ def add_cross_entropy(fs: FixtureSet) -> None:
         )
 
     rng = fs.rng("cross_entropy", "batch")
-    logits = _normal(rng, 8, 31, std=2.0)
+    logits = normal(rng, 8, 31, std=2.0)
     add("batch", "8 rows of 31 logits: the mean over the batch, not the sum",
         logits, rng.integers(0, 31, 8))  # fmt: skip
     rng = fs.rng("cross_entropy", "large_logits")
     offsets = rng.choice([-3000.0, 1500.0, 4000.0], size=(6, 1))
-    logits = (offsets + _normal(rng, 6, 17, std=20.0)).astype(np.float32)
+    logits = (offsets + normal(rng, 6, 17, std=20.0)).astype(np.float32)
     add("large_logits", "logits in the thousands: exp overflows without the max shift",
         logits, rng.integers(0, 17, 6))  # fmt: skip
     rng = fs.rng("cross_entropy", "leading_dims")
     add("leading_dims", "logits (2, 5, 13): every leading position counts in the mean",
-        _normal(rng, 2, 5, 13), rng.integers(0, 13, (2, 5)))  # fmt: skip
+        normal(rng, 2, 5, 13), rng.integers(0, 13, (2, 5)))  # fmt: skip
     rng = fs.rng("cross_entropy", "vocab_10000")
     add("vocab_10000", "4 rows over the reference vocabulary of 10000",
-        _normal(rng, 4, 10000, std=3.0), rng.integers(0, 10000, 4))  # fmt: skip
+        normal(rng, 4, 10000, std=3.0), rng.integers(0, 10000, 4))  # fmt: skip
 
 
 def _gradients(rng: np.random.Generator, shapes: list[tuple[int, ...]], scales: list[float]):
-    return [_normal(rng, *s, std=c) for s, c in zip(shapes, scales, strict=True)]
+    return [normal(rng, *s, std=c) for s, c in zip(shapes, scales, strict=True)]
 
 
 def add_gradient_clipping(fs: FixtureSet) -> None:
@@ -64,7 +61,7 @@ def add_gradient_clipping(fs: FixtureSet) -> None:
 
     def add(case_id: str, description: str, grads: list[np.ndarray], max_norm: float) -> None:
         rng = fs.rng("gradient_clipping", case_id, "values")
-        values = [_normal(rng, *s) for s in shapes]
+        values = [normal(rng, *s) for s in shapes]
         clipped = oracle.clip_gradients(
             [None if i in without_grad else g for i, g in enumerate(grads)], max_norm
         )
@@ -105,11 +102,11 @@ def _adamw_case(
     missing: dict[int, set[int]] | None = None,
 ) -> None:
     rng = fs.rng("adamw", case_id)
-    initial = [_normal(rng, *s) for s in shapes]
+    initial = [normal(rng, *s) for s in shapes]
     # Gradients change scale from step to step, so the moments are not just the last gradient.
     scales = rng.uniform(0.1, 3.0, steps)
     grads = [
-        [None if t in (missing or {}).get(i, set()) else _normal(rng, *s, std=scales[t])
+        [None if t in (missing or {}).get(i, set()) else normal(rng, *s, std=scales[t])
          for i, s in enumerate(shapes)]
         for t in range(steps)
     ]  # fmt: skip
@@ -253,7 +250,7 @@ def _sharp_logits(fs: FixtureSet, case_id: str, temperature: float, top_p: float
     token sits within 1e-3 of the nucleus boundary (float32 cumulative sums stay on the
     oracle's side of it)."""
     for attempt in range(MAX_DRAWS):
-        logits = _normal(fs.rng("decoding", case_id, str(attempt)), 10, std=1.5)
+        logits = normal(fs.rng("decoding", case_id, str(attempt)), 10, std=1.5)
         right = oracle.nucleus_distribution(logits, temperature, top_p)
         z = logits.astype(np.float64) / temperature
         probs = np.sort(np.exp(z - z.max()) / np.exp(z - z.max()).sum())[::-1]
@@ -296,7 +293,7 @@ def add_decoding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
             oracle.nucleus_distribution(logits, temperature, top_p),
         )
     rng = fs.rng("decoding", "greedy")
-    logits = _normal(rng, 6, 50, std=2.0)
+    logits = normal(rng, 6, 50, std=2.0)
     for case_id, temperature, top_p, hardening in [
         ("greedy_by_top_p", 1.0, GREEDY_TOP_P, None),
         ("greedy_by_zero_temperature", 0.0, 1.0, "upstream leaves temperature 0 undefined; "

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from cs336_harness import oracle
-from cs336_harness.fixturegen.core_cases import _normal, _round_to
+from cs336_harness.fixturegen.draws import in_dtype, normal
 from cs336_harness.fixturegen.weights import bias, linear_weight, lm_weights, norm_gain
 from cs336_harness.fixturegen.writer import FixtureSet
 
@@ -42,7 +42,7 @@ def add_layernorm(fs: FixtureSet) -> None:
 
     rng = fs.rng("layernorm", "row_offsets")
     # Each row shifted by its own offset: skipping the mean subtraction (an RMSNorm) is O(1) off.
-    x = _normal(rng, 4, 12, 64, std=2.0) + rng.uniform(-3, 3, (4, 12, 1)).astype(np.float32)
+    x = normal(rng, 4, 12, 64, std=2.0) + rng.uniform(-3, 3, (4, 12, 1)).astype(np.float32)
     case(
         "row_offsets",
         "rows with means far from 0 (catches a missing mean subtraction)",
@@ -55,7 +55,7 @@ def add_layernorm(fs: FixtureSet) -> None:
     case(
         "leading_dims",
         "three leading dims, d_model 16 (biased vs unbiased variance differ by 16/15)",
-        _normal(rng, 2, 3, 5, 16),
+        normal(rng, 2, 3, 5, 16),
         16,
         1e-5,
         _layernorm_params(rng, 16),
@@ -64,7 +64,7 @@ def add_layernorm(fs: FixtureSet) -> None:
     case(
         "small_magnitude",
         "std 1e-3, where eps inside vs outside the sqrt differs",
-        _normal(rng, 3, 64, std=1e-3),
+        normal(rng, 3, 64, std=1e-3),
         64,
         1e-5,
         _layernorm_params(rng, 64),
@@ -73,7 +73,7 @@ def add_layernorm(fs: FixtureSet) -> None:
     case(
         "eps_0.01",
         "eps = 0.01 (catches a hard-coded eps)",
-        _normal(rng, 2, 5, 16, std=0.2),
+        normal(rng, 2, 5, 16, std=0.2),
         16,
         0.01,
         _layernorm_params(rng, 16),
@@ -87,10 +87,10 @@ def add_layernorm(fs: FixtureSet) -> None:
     ):
         name = str(dtype).removeprefix("torch.")
         rng = fs.rng("layernorm", name)
-        x = _round_to(_normal(rng, 16, 256, std=std), dtype)
+        x = in_dtype(normal(rng, 16, 256, std=std), dtype)
         # Gain and shift representable in the input dtype, so a module in that dtype loses nothing.
         params = {
-            k: _round_to(v, dtype).float().numpy() for k, v in _layernorm_params(rng, 256).items()
+            k: in_dtype(v, dtype).float().numpy() for k, v in _layernorm_params(rng, 256).items()
         }
         case(
             name, f"{name} input with values ~{std:g}: {why}", x, 256, 1e-5, params, {"dtype": name}
@@ -101,7 +101,7 @@ def add_gelu(fs: FixtureSet) -> None:
     inputs = {
         "leading_dims": (
             "values ~N(0, 9) with two leading dims",
-            lambda rng: _normal(rng, 2, 3, 17, std=3.0),
+            lambda rng: normal(rng, 2, 3, 17, std=3.0),
         ),
         "dense_core": (
             "a dense grid over [-4, 4], where exact and tanh GELU differ by up to 5e-4",
@@ -146,7 +146,7 @@ def add_positionwise_feedforward(fs: FixtureSet) -> None:
         ),
     ]:
         rng = fs.rng("positionwise_feedforward", case_id)
-        x = _normal(rng, *shape, d_model, std=2.0)
+        x = normal(rng, *shape, d_model, std=2.0)
         w = {
             "w1.weight": linear_weight(rng, d_ff, d_model),
             "w2.weight": linear_weight(rng, d_model, d_ff),

@@ -32,15 +32,15 @@ from cs336_harness.oracle.functional import (
 )
 from cs336_harness.oracle.model import (
     SIZE_KEYS,
-    _attn,
-    _block_parameter_shapes,
-    _check_weights,
-    _ffn,
-    _norm,
-    _resolve_config,
+    apply_attention,
+    apply_ffn,
+    apply_norm,
     attn_arguments,
+    block_parameter_shapes,
+    check_weights,
     ffn_arguments,
     lm_parameter_shapes,
+    resolve_config,
     transformer_block,
 )
 
@@ -415,15 +415,15 @@ def _block_backward(
 
     if cfg["norm_position"] == "pre":
         # h = x + attn(norm1(x)); out = h + ffn(norm2(h))
-        n1 = _norm(x, weights, "ln1", cfg)
-        h = x + _attn(n1, weights, num_heads, cfg, positions)
-        d_h = d_out + norm_back(h, "ln2", ffn_back(_norm(h, weights, "ln2", cfg), d_out))
+        n1 = apply_norm(x, weights, "ln1", cfg)
+        h = x + apply_attention(n1, weights, num_heads, cfg, positions)
+        d_h = d_out + norm_back(h, "ln2", ffn_back(apply_norm(h, weights, "ln2", cfg), d_out))
         d_x = d_h + norm_back(x, "ln1", attn_back(n1, d_h))
     else:
         # h = norm1(x + attn(x)); out = norm2(h + ffn(h))
-        s1 = x + _attn(x, weights, num_heads, cfg, positions)
-        h = _norm(s1, weights, "ln1", cfg)
-        d_s2 = norm_back(h + _ffn(h, weights, cfg), "ln2", d_out)
+        s1 = x + apply_attention(x, weights, num_heads, cfg, positions)
+        h = apply_norm(s1, weights, "ln1", cfg)
+        d_s2 = norm_back(h + apply_ffn(h, weights, cfg), "ln2", d_out)
         d_s1 = norm_back(s1, "ln1", d_s2 + ffn_back(h, d_s2))
         d_x = d_s1 + attn_back(x, d_s1)
     return {"x": d_x} | grads
@@ -440,13 +440,13 @@ def transformer_block_backward(
 ) -> Grads:
     """Of ``transformer_block`` (same arguments, any variant). Returns ``x`` and every
     block-relative parameter name (``ln1.weight``, ``attn.q_proj.weight``, ...)."""
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     x = _f64(x)
     d_model = x.shape[-1]
     if "ffn.w1.weight" not in weights:
         raise KeyError("transformer_block: missing weights ['ffn.w1.weight']")
     d_ff = cfg.get("d_ff", np.shape(weights["ffn.w1.weight"])[0])
-    _check_weights(weights, _block_parameter_shapes(cfg, d_model, d_ff), "transformer_block")
+    check_weights(weights, block_parameter_shapes(cfg, d_model, d_ff), "transformer_block")
     return _block_backward(x, weights, num_heads, cfg, positions, _f64(d_out))
 
 
@@ -469,14 +469,14 @@ def transformer_lm_backward(
         ``lm_parameter_shapes(config)``. With tied embeddings ``token_embeddings.weight``
         gets the lookup's and the head's gradients summed, and there is no ``lm_head.weight``.
     """
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     missing = [key for key in SIZE_KEYS if key not in cfg]
     if missing:
         raise KeyError(f"transformer_lm_backward: config lacks {missing}")
     shapes = lm_parameter_shapes(cfg)
     tied = cfg["tie_embeddings"]
     optional = frozenset({"lm_head.weight"}) if tied else frozenset()
-    _check_weights(weights, shapes, "transformer_lm_backward", optional)
+    check_weights(weights, shapes, "transformer_lm_backward", optional)
     ids = np.asarray(token_ids)
     seq = ids.shape[-1]
     if seq > cfg["context_length"]:
@@ -501,7 +501,7 @@ def transformer_lm_backward(
             )
         )
     final_norm = cfg["norm_position"] == "pre"
-    normed = _norm(hidden[-1], weights, "ln_final", cfg) if final_norm else hidden[-1]
+    normed = apply_norm(hidden[-1], weights, "ln_final", cfg) if final_norm else hidden[-1]
 
     head_grads = linear_backward(normed, head, d_logits)
     grads: dict[str, np.ndarray] = {}

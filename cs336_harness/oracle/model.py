@@ -59,7 +59,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
 }
 
 
-def _resolve_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+def resolve_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """Fill in defaults and reject unknown keys or values (a typo must not mean "default")."""
     config = dict(config or {})
     unknown = set(config) - set(DEFAULT_CONFIG) - set(SIZE_KEYS)
@@ -72,7 +72,7 @@ def _resolve_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     return resolved
 
 
-def _block_parameter_shapes(
+def block_parameter_shapes(
     cfg: Mapping[str, Any], d_model: int, d_ff: int
 ) -> dict[str, tuple[int, ...]]:
     shapes: dict[str, tuple[int, ...]] = {}
@@ -103,12 +103,12 @@ def lm_parameter_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]
     With ``tie_embeddings`` the head is ``token_embeddings.weight`` and ``lm_head.weight`` is
     not listed.
     """
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     vocab, d_model = cfg["vocab_size"], cfg["d_model"]
     shapes: dict[str, tuple[int, ...]] = {"token_embeddings.weight": (vocab, d_model)}
     if cfg["positions"] == "learned":
         shapes["position_embeddings.weight"] = (cfg["context_length"], d_model)
-    block = _block_parameter_shapes(cfg, d_model, cfg["d_ff"])
+    block = block_parameter_shapes(cfg, d_model, cfg["d_ff"])
     for i in range(cfg["num_layers"]):
         shapes.update({f"layers.{i}.{name}": shape for name, shape in block.items()})
     if cfg["norm"] != "none" and cfg["norm_position"] == "pre":
@@ -120,7 +120,7 @@ def lm_parameter_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]
     return shapes
 
 
-def _check_weights(
+def check_weights(
     weights: Mapping[str, ArrayLike],
     expected: Mapping[str, tuple[int, ...]],
     where: str,
@@ -138,7 +138,9 @@ def _check_weights(
             raise ValueError(f"{where}: {name} has shape {actual}, expected {shape}")
 
 
-def _norm(h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[str, Any]) -> Array:
+def apply_norm(
+    h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[str, Any]
+) -> Array:
     if cfg["norm"] == "none":
         return h
     if cfg["norm"] == "rmsnorm":
@@ -183,12 +185,12 @@ def attn_arguments(
     }
 
 
-def _ffn(h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any]) -> Array:
+def apply_ffn(h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any]) -> Array:
     args, kwargs = ffn_arguments(weights, cfg)
     return (swiglu if cfg["ffn"] == "swiglu" else feedforward)(h, *args, **kwargs)
 
 
-def _attn(
+def apply_attention(
     h: Array,
     weights: Mapping[str, ArrayLike],
     num_heads: int,
@@ -225,7 +227,7 @@ def transformer_block(
     Returns:
         ``(..., seq, d_model)``.
     """
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     x = np.asarray(x, dtype=np.float64)
     d_model = x.shape[-1]
     if cfg.get("d_model", d_model) != d_model:
@@ -235,13 +237,15 @@ def transformer_block(
     if "ffn.w1.weight" not in weights:
         raise KeyError("transformer_block: missing weights ['ffn.w1.weight']")
     d_ff = cfg.get("d_ff", np.shape(weights["ffn.w1.weight"])[0])
-    _check_weights(weights, _block_parameter_shapes(cfg, d_model, d_ff), "transformer_block")
+    check_weights(weights, block_parameter_shapes(cfg, d_model, d_ff), "transformer_block")
 
     if cfg["norm_position"] == "pre":
-        h = x + _attn(_norm(x, weights, "ln1", cfg), weights, num_heads, cfg, positions)
-        return h + _ffn(_norm(h, weights, "ln2", cfg), weights, cfg)
-    h = _norm(x + _attn(x, weights, num_heads, cfg, positions), weights, "ln1", cfg)
-    return _norm(h + _ffn(h, weights, cfg), weights, "ln2", cfg)
+        h = x + apply_attention(
+            apply_norm(x, weights, "ln1", cfg), weights, num_heads, cfg, positions
+        )
+        return h + apply_ffn(apply_norm(h, weights, "ln2", cfg), weights, cfg)
+    h = apply_norm(x + apply_attention(x, weights, num_heads, cfg, positions), weights, "ln1", cfg)
+    return apply_norm(h + apply_ffn(h, weights, cfg), weights, "ln2", cfg)
 
 
 def transformer_lm(
@@ -260,7 +264,7 @@ def transformer_lm(
     Returns:
         unnormalised logits ``(batch, seq, vocab_size)``.
     """
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     missing = [key for key in SIZE_KEYS if key not in cfg]
     if missing:
         raise KeyError(f"transformer_lm: config lacks {missing}")
@@ -277,7 +281,7 @@ def transformer_lm(
 
     tied = cfg["tie_embeddings"]
     optional = frozenset({"lm_head.weight"}) if tied else frozenset()
-    _check_weights(weights, lm_parameter_shapes(cfg), "transformer_lm", optional)
+    check_weights(weights, lm_parameter_shapes(cfg), "transformer_lm", optional)
     if (
         tied
         and "lm_head.weight" in weights
@@ -298,7 +302,7 @@ def transformer_lm(
             x, block_weights, num_heads=cfg["num_heads"], config=cfg, positions=positions
         )
     if cfg["norm_position"] == "pre":
-        x = _norm(x, weights, "ln_final", cfg)
+        x = apply_norm(x, weights, "ln_final", cfg)
     head = weights["token_embeddings.weight"] if tied else weights["lm_head.weight"]
     return linear(x, head)
 
@@ -325,13 +329,17 @@ def _block_sublayers(
         return out
 
     def norm(name: str, h: Array) -> Array:
-        return h if cfg["norm"] == "none" else run(name, lambda v: _norm(v, weights, name, cfg), h)
+        return (
+            h
+            if cfg["norm"] == "none"
+            else run(name, lambda v: apply_norm(v, weights, name, cfg), h)
+        )
 
     def attn(h: Array) -> Array:
-        return run("attn", lambda v: _attn(v, weights, num_heads, cfg, positions), h)
+        return run("attn", lambda v: apply_attention(v, weights, num_heads, cfg, positions), h)
 
     def ffn(h: Array) -> Array:
-        return run("ffn", lambda v: _ffn(v, weights, cfg), h)
+        return run("ffn", lambda v: apply_ffn(v, weights, cfg), h)
 
     if cfg["norm_position"] == "pre":
         h = x + attn(norm("ln1", x))
@@ -355,13 +363,13 @@ def transformer_block_sublayers(
     Each value is ``(input, output)``, ``(..., seq, d_model)`` both; the last output is
     ``transformer_block``'s result, bit for bit.
     """
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     x = np.asarray(x, dtype=np.float64)
     if "ffn.w1.weight" not in weights:
         raise KeyError("transformer_block_sublayers: missing weights ['ffn.w1.weight']")
     d_ff = cfg.get("d_ff", np.shape(weights["ffn.w1.weight"])[0])
-    shapes = _block_parameter_shapes(cfg, x.shape[-1], d_ff)
-    _check_weights(weights, shapes, "transformer_block_sublayers")
+    shapes = block_parameter_shapes(cfg, x.shape[-1], d_ff)
+    check_weights(weights, shapes, "transformer_block_sublayers")
     record: Sublayers = {}
     _block_sublayers(x, weights, num_heads, cfg, positions, "", record)
     return record
@@ -377,7 +385,7 @@ def transformer_lm_sublayers(
     Each value is ``(input, output)``: ``(batch, seq, d_model)``, except ``lm_head``'s output,
     the logits ``(batch, seq, vocab_size)``, which are ``transformer_lm``'s, bit for bit.
     """
-    cfg = _resolve_config(config)
+    cfg = resolve_config(config)
     missing = [key for key in SIZE_KEYS if key not in cfg]
     if missing:
         raise KeyError(f"transformer_lm_sublayers: config lacks {missing}")
@@ -388,7 +396,7 @@ def transformer_lm_sublayers(
         )
     tied = cfg["tie_embeddings"]
     optional = frozenset({"lm_head.weight"}) if tied else frozenset()
-    _check_weights(weights, lm_parameter_shapes(cfg), "transformer_lm_sublayers", optional)
+    check_weights(weights, lm_parameter_shapes(cfg), "transformer_lm_sublayers", optional)
 
     record: Sublayers = {}
     x = embedding(weights["token_embeddings.weight"], ids)
@@ -400,7 +408,7 @@ def transformer_lm_sublayers(
         block_weights = {k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)}
         x = _block_sublayers(x, block_weights, cfg["num_heads"], cfg, positions, prefix, record)
     if cfg["norm_position"] == "pre" and cfg["norm"] != "none":
-        record["ln_final"] = (x, _norm(x, weights, "ln_final", cfg))
+        record["ln_final"] = (x, apply_norm(x, weights, "ln_final", cfg))
         x = record["ln_final"][1]
     head = weights["token_embeddings.weight"] if tied else weights["lm_head.weight"]
     record["lm_head"] = (x, linear(x, head))
