@@ -4,8 +4,8 @@ them all, and a rejected draw is replaced by one that is still a function of the
 import numpy as np
 import pytest
 
-from cs336_harness.fixturegen import core_cases, evidence
-from cs336_harness.fixturegen.core_cases import REFERENCE_CONFIG, draw_reference_model
+from cs336_harness.fixturegen import evidence, reference_model
+from cs336_harness.fixturegen.reference_model import REFERENCE_CONFIG, draw_reference_model
 from cs336_harness.fixturegen.weights import lm_weights
 from cs336_harness.fixturegen.writer import FixtureSet
 
@@ -40,7 +40,7 @@ def test_each_bar_catches_its_weakness(model, weakness, change):
 def test_a_rejected_draw_is_redrawn_from_the_seed(monkeypatch):
     verdicts = iter([["too weak"], ["too weak"], []] * 2)
     monkeypatch.setattr(evidence, "shortfalls", lambda *args: next(verdicts))
-    monkeypatch.setattr(core_cases, "REFERENCE_CONFIG", SMALL)  # the logic, not the size
+    monkeypatch.setattr(reference_model, "REFERENCE_CONFIG", SMALL)  # the logic, not the size
     first, second = FixtureSet(7), FixtureSet(7)
     a, b = draw_reference_model(first), draw_reference_model(second)
     assert first.redraws == second.redraws == 2
@@ -48,5 +48,5 @@ def test_a_rejected_draw_is_redrawn_from_the_seed(monkeypatch):
     plain = lm_weights(FixtureSet(7).rng("reference_model"), SMALL)
     assert not np.array_equal(a["lm_head.weight"], plain["lm_head.weight"])
     monkeypatch.setattr(evidence, "shortfalls", lambda *args: ["never"])
-    with pytest.raises(RuntimeError, match=f"no draw in {core_cases.MAX_DRAWS}"):
+    with pytest.raises(RuntimeError, match=f"no draw in {reference_model.MAX_DRAWS}"):
         draw_reference_model(FixtureSet(7))

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from cs336_harness.fixturegen import evidence
-from cs336_harness.fixturegen.core_cases import REFERENCE_CONFIG, add_core, evidence_ids
+from cs336_harness.fixturegen.core_cases import add_core
 from cs336_harness.fixturegen.gradient_cases import add_gradients
+from cs336_harness.fixturegen.reference_model import REFERENCE_CONFIG, evidence_ids
 from cs336_harness.fixturegen.tokenizer_cases import add_tokenizer
 from cs336_harness.fixturegen.training_cases import add_training
 from cs336_harness.fixturegen.variant_cases import add_variants

@@ -12,8 +12,8 @@ import numpy as np
 
 from cs336_harness import oracle
 from cs336_harness.case_layout import ADAMW_READINGS
-from cs336_harness.fixturegen.core_cases import MODEL_FILE, REFERENCE_CONFIG
 from cs336_harness.fixturegen.draws import normal
+from cs336_harness.fixturegen.reference_model import MODEL_FILE, REFERENCE_CONFIG
 from cs336_harness.fixturegen.writer import FixtureSet
 
 # Draws tried before the generator gives up on a seed (none has come close).
