@@ -1,9 +1,5 @@
-"""The core families' cases, all cut from one reference model (LLaMA-style), added in order.
-
-Each case exists to catch a class of mistakes, which its description names. Inputs are
-O(1) unless a case is about magnitude, so that absolute and relative tolerances mean the
-same thing across families.
-"""
+"""The core families' cases, all cut from one reference model (LLaMA-style), each
+family's cases drawn from streams named for them (`FixtureSet.rng`)."""
 
 from __future__ import annotations
 
