@@ -57,12 +57,12 @@ def _check_number(name: str, value: object) -> None:
 class ModelConfig:
     """Every size and architecture option of :class:`~cs336_basics.TransformerLM`.
 
-    The defaults are the SPEC's LLaMA-style pre-norm decoder; see the README's "Architecture
-    variants" for the meaning of each option. Construction validates everything: a wrong type
-    raises TypeError, a bad value or a contradictory combination ValueError, each naming the
-    key. An option that only matters under another one (``rope_pairing="half"`` without RoPE,
-    ``gelu_approximate="tanh"`` without a GELU FFN) is rejected when it would have no effect,
-    since such a config does not describe the model its author meant. ``rope_theta`` and
+    The defaults are the SPEC's LLaMA-style pre-norm decoder; see "Architecture variants" in
+    docs/model.md for the meaning of each option. Construction validates everything: a wrong
+    type raises TypeError, a bad value or a contradictory combination ValueError, each naming
+    the key. An option that only matters under another one (``rope_pairing="half"`` without
+    RoPE, ``gelu_approximate="tanh"`` without a GELU FFN) is rejected when it would have no
+    effect, since such a config does not describe the model its author meant. ``rope_theta`` and
     ``norm_eps`` are exempt: upstream configs carry them whether or not they are used.
     """
 

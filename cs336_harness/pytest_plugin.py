@@ -12,8 +12,8 @@
   projection and the expected input gradients, no output), which the other tests skip.
 - `@pytest.mark.hardening("why")` on a test, or a `"hardening"` entry on a case in
   `cases.json`, marks behaviour this project chose where the upstream assignment is silent:
-  tested as everything else, but graded apart (see the README's "Contract and hardening").
-  A failing one says so in its message's first line.
+  tested as everything else, but graded apart (see "Contract and hardening" in
+  docs/grading.md). A failing one says so in its message's first line.
 - The `pytest_cs336_adapters` hook lets a plugin hand the tests another adapters object:
   the grader's judge gives them one whose calls run in a sandboxed worker process.
 """
