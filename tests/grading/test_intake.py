@@ -106,7 +106,11 @@ def test_a_submission_contributes_its_package_and_adapters_without_debris(
     (submission / "notes.txt").write_text("not graded\n")
     assert copy_submission(submission, tmp_path / "copy") == []
     copied = _copied(tmp_path / "copy")
-    wanted = {f"cs336_basics/{p.name}" for p in package.glob("*.py")}
+    wanted = {
+        f"cs336_basics/{p.relative_to(package)}"
+        for p in package.rglob("*")
+        if p.suffix == ".py" or (p.is_dir() and p.name != "__pycache__")
+    }
     assert set(copied) == {"cs336_basics", "tests", "tests/adapters.py", *wanted}
     for relative in ("tests/adapters.py", "cs336_basics/__init__.py"):
         assert (tmp_path / "copy" / relative).read_bytes() == (submission / relative).read_bytes()
