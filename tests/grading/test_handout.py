@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.grading.handout import export
+from tests.test_docs import broken_links
 
 pytestmark = [
     pytest.mark.grading,
@@ -93,6 +94,8 @@ def test_the_handout_readme_says_how_to_run_the_contract_alone(handout: Path):
     cited = re.findall(r"`([\w./-]+\.(?:md|py|toml))`", readme)
     assert "docs/contract.md" in cited
     assert [c for c in cited if not (handout / c).is_file()] == []
+    # Its pages link only to what it holds: the contract's conventions are its own section.
+    assert broken_links(handout, [handout / "README.md", handout / "docs" / "contract.md"]) == []
     # It says of every family of the rubric whether the assignment asks for it.
     rubric = tomllib.loads((handout / "rubric.toml").read_text())["families"]
     assert [f for f in rubric if f"`{f}`" not in readme] == []
