@@ -142,46 +142,82 @@ def adamw_trajectory_with(
     grads: Sequence[Sequence[ArrayLike | None]],
     groups: Sequence[Mapping[str, Any]],
     *,
-    bias_correction: bool = True,
+    bias_correction: str = "both",
     decay: str = "decoupled",
     per_group: bool = True,
+    betas_swapped: bool = False,
+    step_offset: int = 0,
+    first_moment: str = "ema",
+    second_moment: str = "square",
+    shared_step: bool = False,
+    decay_without_grad: bool = False,
 ) -> list[list[Array]]:
     """``adamw_trajectory``'s handout reading (its first three arguments) with mistakes as
     switches.
 
     Args:
-        bias_correction: False = the step is ``lr · m / (√v + ε)``, moments uncorrected.
+        bias_correction: ``"both"`` (correct), ``"none"`` (the step is ``lr · m / (√v + ε)``),
+            ``"first_only"`` (``lr · m̂ / (√v + ε)``), ``"second_only"``
+            (``lr · m / (√v̂ + ε)``) or ``"inverted"`` (the step size
+            ``lr · (1 − β₁ᵗ) / √(1 − β₂ᵗ)``).
         decay: ``"decoupled"`` (θ ← θ − lr·λ·θ after the update), ``"coupled"`` (λθ added to
             the gradient, Adam with L2, no decoupled decay) or ``"without_lr"`` (θ ← θ − λθ).
         per_group: False = every group stepped with the first group's hyperparameters (the
             constructor's).
+        betas_swapped: True = β₁ and β₂ trade places.
+        step_offset: added to the step count t in the bias correction (1: the count starts
+            at 1 and is incremented before its first use).
+        first_moment: ``"ema"`` (m ← β₁m + (1 − β₁)g) or ``"sum"`` (m ← β₁m + g).
+        second_moment: ``"square"`` (v ← β₂v + (1 − β₂)g²) or ``"plain"`` (v ← β₂v + (1 − β₂)g,
+            whose square root is NaN where v turns negative).
+        shared_step: True = one step count for the optimizer, advanced at every step, not one
+            per parameter advanced only when it has a gradient.
+        decay_without_grad: True = a parameter without a gradient is still decayed.
 
     Returns:
         every parameter after every step, as ``adamw_trajectory``.
     """
     if decay not in ("decoupled", "coupled", "without_lr"):
         raise ValueError(f"adamw_trajectory_with: unknown decay {decay!r}")
+    if bias_correction not in ("both", "none", "first_only", "second_only", "inverted"):
+        raise ValueError(f"adamw_trajectory_with: unknown bias_correction {bias_correction!r}")
     theta = [np.asarray(p, dtype=np.float64).copy() for p in initial]
     m = [np.zeros_like(p) for p in theta]
     v = [np.zeros_like(p) for p in theta]
     steps = [0] * len(theta)
     hyper = {i: group if per_group else groups[0] for group in groups for i in group["params"]}
     out = []
-    for step_grads in grads:
+    for step, step_grads in enumerate(grads):
         for i, g in enumerate(step_grads):
-            if g is None:
-                continue
             h = hyper[i]
             lr, (b1, b2), eps, lam = h["lr"], h["betas"], h["eps"], h["weight_decay"]
+            if g is None:
+                if decay_without_grad:
+                    theta[i] = theta[i] * (1 - lr * lam)
+                continue
+            if betas_swapped:
+                b1, b2 = b2, b1
             g = np.asarray(g, dtype=np.float64)
             if decay == "coupled":
                 g = g + lam * theta[i]
             steps[i] += 1
-            t = steps[i]
-            m[i] = b1 * m[i] + (1 - b1) * g
-            v[i] = b2 * v[i] + (1 - b2) * g * g
-            step_size = lr * math.sqrt(1 - b2**t) / (1 - b1**t) if bias_correction else lr
-            theta[i] = theta[i] - step_size * m[i] / (np.sqrt(v[i]) + eps)
+            t = (step + 1 if shared_step else steps[i]) + step_offset
+            m[i] = b1 * m[i] + (g if first_moment == "sum" else (1 - b1) * g)
+            v[i] = b2 * v[i] + (1 - b2) * (g if second_moment == "plain" else g * g)
+            c1, c2 = 1 - b1**t, math.sqrt(1 - b2**t)
+            with np.errstate(invalid="ignore"):
+                root = np.sqrt(v[i])
+            if bias_correction == "both":
+                update = lr * c2 / c1 * m[i] / (root + eps)
+            elif bias_correction == "inverted":
+                update = lr * c1 / c2 * m[i] / (root + eps)
+            elif bias_correction == "first_only":
+                update = lr * m[i] / c1 / (root + eps)
+            elif bias_correction == "second_only":
+                update = lr * m[i] / (root / c2 + eps)
+            else:
+                update = lr * m[i] / (root + eps)
+            theta[i] = theta[i] - update
             if decay == "decoupled":
                 theta[i] = theta[i] * (1 - lr * lam)
             elif decay == "without_lr":

@@ -66,6 +66,93 @@ MISTAKES.append(
 )
 
 
+def _ce_per_position(c: NumpyCase) -> np.ndarray:
+    """log Σ exp(logits) − logits[target] at each position, in float64."""
+    z, target = _ce_terms(c)
+    top = z.max(-1)
+    return np.log(np.exp(z - top[..., None]).sum(-1)) + top - target
+
+
+def _ce_shows(loss: Callable[[NumpyCase], float]) -> Variant:
+    """A cross-entropy variant from the mistaken loss, None where that loss is within 1e-3
+    (relative) of the truth: no tolerance of a float32 loss lets it show there for sure."""
+
+    def variant(c: NumpyCase) -> np.ndarray | None:
+        value, truth = loss(c), float(_ce_per_position(c).mean())
+        return None if abs(value - truth) <= 1e-3 * (1 + abs(truth)) else np.asarray(value)
+
+    return variant
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_negated",
+        "cross-entropy returns the mean log-probability of the targets; the loss is its "
+        "negative, the mean of -log softmax(logits)[target]",
+        {"cross_entropy": _ce_shows(lambda c: -float(_ce_per_position(c).mean()))},
+    )
+)
+
+
+def _ce_max_not_added_back(c: NumpyCase) -> float:
+    z, target = _ce_terms(c)
+    top = z.max(-1)
+    return float((np.log(np.exp(z - top[..., None]).sum(-1)) - target).mean())
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_max_not_added_back",
+        "the log-sum-exp subtracts the largest logit m and never adds it back, "
+        "log Σ exp(o - m) - o[target]; it is m + log Σ exp(o - m) - o[target]",
+        {"cross_entropy": _ce_shows(_ce_max_not_added_back)},
+    )
+)
+
+
+def _ce_every_class(c: NumpyCase) -> float:
+    z = f64(c.inputs["inputs"])
+    top = z.max(-1, keepdims=True)
+    log_probs = z - top - np.log(np.exp(z - top).sum(-1, keepdims=True))
+    return float(-log_probs.mean())
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_over_every_class",
+        "the loss averages -log softmax over every vocabulary entry; at each position only "
+        "the target's entry counts: -log softmax(logits)[target]",
+        {"cross_entropy": _ce_shows(_ce_every_class)},
+    )
+)
+
+
+def _ce_over_first_dim(c: NumpyCase) -> np.ndarray | None:
+    losses = _ce_per_position(c)
+    if losses.ndim < 2:
+        return None
+    return _ce_shows(lambda _: float(losses.sum() / losses.shape[0]))(c)
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_over_first_dim",
+        "the summed loss is divided by the size of the first dimension; the mean is over "
+        "every position of every leading dimension (batch · seq)",
+        {"cross_entropy": _ce_over_first_dim},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_in_bits",
+        "cross-entropy takes log2; it is the natural log (torch.log, logsumexp)",
+        {"cross_entropy": _ce_shows(lambda c: float(_ce_per_position(c).mean()) / math.log(2))},
+    )
+)
+
+
 def _clipping_grads(c: NumpyCase) -> list[np.ndarray]:
     return [f64(c.inputs[f"grad.{i}"]) for i in range(c.params["count"]) if f"grad.{i}" in c.inputs]
 
@@ -117,6 +204,79 @@ MISTAKES.append(
 )
 
 
+def _clipping_shows(c: NumpyCase, clipped: list[np.ndarray]) -> np.ndarray | None:
+    """The mistaken clipping's output, flattened; None where it is what correct clipping
+    gives (within 1e-4 relative), or where it left every gradient as it was: clipping that
+    does nothing has many causes, and names none of them."""
+    grads, limit = _clipping_grads(c), c.params["max_l2_norm"]
+    out = np.concatenate([g.ravel() for g in clipped])
+    truth = np.concatenate([g.ravel() for g in oracle.clip_gradients(grads, limit)])
+    unchanged = np.array_equal(out, np.concatenate([g.ravel() for g in grads]))
+    return None if unchanged or np.allclose(out, truth, rtol=1e-4, atol=0.0) else out
+
+
+def _clipping(norm: Callable[[list[np.ndarray]], float], *, always: bool = False) -> Variant:
+    """A clipping variant that measures the gradients with `norm` (`always`: scales them to
+    the limit even when under it)."""
+
+    def variant(c: NumpyCase) -> np.ndarray | None:
+        grads, limit = _clipping_grads(c), c.params["max_l2_norm"]
+        total = norm(grads)
+        scale = limit / (total + 1e-6) if always or total > limit else 1.0
+        return _clipping_shows(c, [g * scale for g in grads])
+
+    return variant
+
+
+def _l2(grads: list[np.ndarray]) -> float:
+    return math.sqrt(sum(float((g**2).sum()) for g in grads))
+
+
+MISTAKES.append(
+    Mistake(
+        "clipping_scales_up_below_the_limit",
+        "gradients under the limit are scaled up to it; they are left as they are unless "
+        "their norm exceeds max_l2_norm",
+        {"gradient_clipping": _clipping(_l2, always=True)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "clipping_squared_norm",
+        "the norm is the sum of squares, without the square root; it is "
+        "sqrt(sum of every gradient's squares)",
+        {"gradient_clipping": _clipping(lambda gs: sum(float((g**2).sum()) for g in gs))},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "clipping_l1_norm",
+        "the norm is the sum of absolute values (L1); it is the L2 norm, "
+        "sqrt(sum of every gradient's squares)",
+        {"gradient_clipping": _clipping(lambda gs: sum(float(np.abs(g).sum()) for g in gs))},
+    )
+)
+
+
+def _clipping_elementwise(c: NumpyCase) -> np.ndarray | None:
+    limit = c.params["max_l2_norm"]
+    return _clipping_shows(c, [np.clip(g, -limit, limit) for g in _clipping_grads(c)])
+
+
+MISTAKES.append(
+    Mistake(
+        "clipping_each_element",
+        "each gradient entry is clamped to [-max, max] (clip by value); clipping rescales "
+        "every gradient by max / (norm + 1e-6) when the global L2 norm exceeds max",
+        {"gradient_clipping": _clipping_elementwise},
+    )
+)
+
+
 def _adamw(**switches: Any) -> Variant:
     def variant(c: NumpyCase) -> np.ndarray | None:
         p = c.params
@@ -141,7 +301,7 @@ MISTAKES.append(
         "adamw_without_bias_correction",
         "AdamW steps by lr · m / (sqrt(v) + eps) without the bias correction "
         "sqrt(1 - β2^t) / (1 - β1^t)",
-        {"adamw": _adamw(bias_correction=False)},
+        {"adamw": _adamw(bias_correction="none")},
     )
 )
 
@@ -171,6 +331,97 @@ MISTAKES.append(
         "every parameter group is stepped with the constructor's hyperparameters; each group "
         "has its own lr, betas, eps and weight_decay",
         {"adamw": _adamw(per_group=False)},
+    )
+)
+
+
+def _adamw_when_a_gradient_is_missing(**switches: Any) -> Variant:
+    """An AdamW variant for a mistake that only shows on a step some parameter skips."""
+    full = _adamw(**switches)
+
+    def variant(c: NumpyCase) -> np.ndarray | None:
+        steps, count = c.params["steps"], c.params["count"]
+        every = all(f"grad.{t}.{i}" in c.inputs for t in range(steps) for i in range(count))
+        return None if every else full(c)
+
+    return variant
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_betas_swapped",
+        "β1 and β2 trade places: the first moment decays with betas[1] and the second with "
+        "betas[0]; m uses β1 = betas[0], v uses β2 = betas[1]",
+        {"adamw": _adamw(betas_swapped=True)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_step_count_ahead",
+        "the bias correction's t is 2 at the first step (the count starts at 1 and is "
+        "incremented before use); t is 1 at the first step",
+        {"adamw": _adamw(step_offset=1)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_first_moment_without_one_minus_beta1",
+        "the first moment is m ← β1·m + g; it is m ← β1·m + (1 - β1)·g",
+        {"adamw": _adamw(first_moment="sum")},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_second_moment_of_g",
+        "the second moment averages g, not g², and its square root turns NaN; it is "
+        "v ← β2·v + (1 - β2)·g²",
+        {"adamw": _adamw(second_moment="plain")},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_bias_correction_inverted",
+        "the step size is lr·(1 - β1^t) / sqrt(1 - β2^t), upside down; it is "
+        "lr·sqrt(1 - β2^t) / (1 - β1^t)",
+        {"adamw": _adamw(bias_correction="inverted")},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_second_moment_uncorrected",
+        "only the first moment is bias-corrected, lr·m̂ / (sqrt(v) + eps); v needs its "
+        "correction too: lr·m̂ / (sqrt(v̂) + eps), v̂ = v / (1 - β2^t)",
+        {"adamw": _adamw(bias_correction="first_only")},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_shared_step_count",
+        "one step count serves every parameter, advanced at each step(); each parameter "
+        "keeps its own t in self.state[p], advanced only when it has a gradient",
+        {"adamw": _adamw_when_a_gradient_is_missing(shared_step=True)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_decays_parameters_without_gradient",
+        "a parameter without a gradient is still decayed; one whose grad is None is "
+        "skipped entirely",
+        {"adamw": _adamw_when_a_gradient_is_missing(decay_without_grad=True)},
     )
 )
 
@@ -238,5 +489,96 @@ MISTAKES.append(
         "past cosine_cycle_iters the rate follows the cosine back up; it stays at "
         "min_learning_rate",
         {"learning_rate_schedule": _schedule(_no_floor, lambda its, *a: max(its) > a[3])},
+    )
+)
+
+
+def _shows(rate) -> Variant:
+    """A schedule variant, None where its rates are within 1e-4 (relative) of the truth."""
+
+    def variant(c: NumpyCase) -> np.ndarray | None:
+        out = _schedule(rate, lambda *_: True)(c)
+        return None if np.allclose(out, c.expected, rtol=1e-4, atol=0.0) else out
+
+    return variant
+
+
+def _linear_decay(it, max_lr, min_lr, warmup, cycle):
+    if warmup <= it <= cycle:
+        return max_lr - (it - warmup) / (cycle - warmup) * (max_lr - min_lr)
+    return oracle.cosine_schedule(it, max_lr, min_lr, warmup, cycle)
+
+
+MISTAKES.append(
+    Mistake(
+        "schedule_linear_decay",
+        "after warm-up the rate falls in a straight line; it follows a half cosine: "
+        "min + 0.5·(1 + cos(π·phase))·(max - min)",
+        {"learning_rate_schedule": _shows(_linear_decay)},
+    )
+)
+
+
+def _without_half(it, max_lr, min_lr, warmup, cycle):
+    if warmup <= it <= cycle:
+        phase = (it - warmup) / (cycle - warmup)
+        return min_lr + (1 + math.cos(math.pi * phase)) * (max_lr - min_lr)
+    return oracle.cosine_schedule(it, max_lr, min_lr, warmup, cycle)
+
+
+MISTAKES.append(
+    Mistake(
+        "schedule_cosine_without_half",
+        "the cosine term lacks its factor 0.5, min + (1 + cos(π·phase))·(max - min); it is "
+        "min + 0.5·(1 + cos(π·phase))·(max - min)",
+        {"learning_rate_schedule": _shows(_without_half)},
+    )
+)
+
+
+def _warmup_to_min(it, max_lr, min_lr, warmup, cycle):
+    if it < warmup:
+        return it / warmup * min_lr
+    return oracle.cosine_schedule(it, max_lr, min_lr, warmup, cycle)
+
+
+MISTAKES.append(
+    Mistake(
+        "schedule_warmup_to_min",
+        "warm-up climbs to min_learning_rate, it / warmup_iters · min; it climbs to the "
+        "maximum: it / warmup_iters · max_learning_rate",
+        {"learning_rate_schedule": _shows(_warmup_to_min)},
+    )
+)
+
+
+def _warmup_from_min(it, max_lr, min_lr, warmup, cycle):
+    if it < warmup:
+        return min_lr + it / warmup * (max_lr - min_lr)
+    return oracle.cosine_schedule(it, max_lr, min_lr, warmup, cycle)
+
+
+MISTAKES.append(
+    Mistake(
+        "schedule_warmup_from_min",
+        "warm-up starts from min_learning_rate; it starts from 0: it / warmup_iters · max",
+        {"learning_rate_schedule": _shows(_warmup_from_min)},
+    )
+)
+
+
+def _cycle_after_warmup(it, max_lr, min_lr, warmup, cycle):
+    if warmup <= it <= warmup + cycle:
+        return _cosine((it - warmup) / cycle, max_lr, min_lr)
+    return oracle.cosine_schedule(it, max_lr, min_lr, warmup, cycle)
+
+
+MISTAKES.append(
+    Mistake(
+        "schedule_cycle_counted_after_warmup",
+        "cosine_cycle_iters is taken as the length of the cosine after warm-up (phase "
+        "(it - warmup_iters) / cosine_cycle_iters); it is the iteration where the cosine "
+        "ends: phase (it - warmup_iters) / (cosine_cycle_iters - warmup_iters)",
+        {"learning_rate_schedule": _shows(_cycle_after_warmup)},
     )
 )
