@@ -17,9 +17,26 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cs336_harness.oracle.attention import rope, scaled_dot_product_attention
-from cs336_harness.oracle.functional import embedding, layernorm, linear, rmsnorm, swiglu
-from cs336_harness.oracle.model import transformer_block
+from cs336_harness.oracle.attention import (
+    multihead_self_attention,
+    rope,
+    scaled_dot_product_attention,
+)
+from cs336_harness.oracle.functional import (
+    embedding,
+    feedforward,
+    layernorm,
+    linear,
+    rmsnorm,
+    softmax,
+    swiglu,
+)
+from cs336_harness.oracle.model import (
+    DEFAULT_CONFIG,
+    attn_arguments,
+    ffn_arguments,
+    transformer_block,
+)
 
 Array = NDArray[np.float64]
 
@@ -224,3 +241,123 @@ def adamw_trajectory_with(
                 theta[i] = theta[i] * (1 - lam)
         out.append([p.copy() for p in theta])
     return out
+
+
+def _norm_with(
+    h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[str, Any]
+) -> Array:
+    """The config's norm ``name`` (``ln1``, ``ln2``, ``ln_final``) applied to ``h``."""
+    if cfg["norm"] == "none":
+        return h
+    if cfg["norm"] == "rmsnorm":
+        return rmsnorm(h, weights[f"{name}.weight"], cfg["norm_eps"])
+    return layernorm(h, weights[f"{name}.weight"], weights.get(f"{name}.bias"), cfg["norm_eps"])
+
+
+def block_with(
+    x: ArrayLike,
+    weights: Mapping[str, ArrayLike],
+    *,
+    num_heads: int,
+    config: Mapping[str, Any],
+    attn_residual: bool = True,
+    ffn_residual: bool = True,
+    ffn_reads: str = "h",
+    use_rope: bool = True,
+    post_norm_on_sublayers: bool = False,
+) -> Array:
+    """The pre-norm ``transformer_block`` (positions ``0 … seq−1``, ``config`` complete in
+    the oracle's keys) with mistakes in how it puts its sublayers together as switches; a
+    post-norm config only with ``post_norm_on_sublayers``.
+
+    Args:
+        attn_residual: False = ``h = attn(ln1(x))``, the residual around attention left out.
+        ffn_residual: False = ``out = ffn(ln2(h))``, the residual around the FFN left out.
+        ffn_reads: what ``ln2`` normalises: ``"h"`` (correct), ``"x"`` (the block's input) or
+            ``"attn"`` (the attention's output, without the residual).
+        use_rope: False = attention without RoPE though the config asks for it.
+        post_norm_on_sublayers: a post-norm config read as ``h = x + ln1(attn(x))``,
+            ``out = h + ln2(ffn(h))``: each sublayer's output normalised, the residual
+            stream never.
+
+    Returns:
+        ``(..., seq, d_model)``.
+    """
+    cfg = dict(config)
+    h_in = np.asarray(x, dtype=np.float64)
+    args, kwargs = attn_arguments(weights, num_heads, cfg, np.arange(h_in.shape[-2]))
+    if not use_rope:
+        kwargs["theta"] = None
+    ffn_args, ffn_kwargs = ffn_arguments(weights, cfg)
+
+    def ffn(h: Array) -> Array:
+        return (swiglu if cfg["ffn"] == "swiglu" else feedforward)(h, *ffn_args, **ffn_kwargs)
+
+    if post_norm_on_sublayers:
+        h = h_in + _norm_with(multihead_self_attention(h_in, *args, **kwargs), weights, "ln1", cfg)
+        return h + _norm_with(ffn(h), weights, "ln2", cfg)
+    a = multihead_self_attention(_norm_with(h_in, weights, "ln1", cfg), *args, **kwargs)
+    h = h_in + a if attn_residual else a
+    f = ffn(_norm_with({"h": h, "x": h_in, "attn": a}[ffn_reads], weights, "ln2", cfg))
+    return h + f if ffn_residual else f
+
+
+def transformer_lm_assembled_with(
+    ids: ArrayLike,
+    weights: Mapping[str, ArrayLike],
+    config: Mapping[str, Any],
+    *,
+    block: Mapping[str, Any] | None = None,
+    embedding_scale: float = 1.0,
+    layer_weights: str = "own",
+    chained: bool = True,
+    final_norms: int = 1,
+    output: str = "logits",
+    rope_with_learned_positions: bool = False,
+) -> Array:
+    """``transformer_lm`` (same arguments, the oracle's config keys) with mistakes in how the
+    model puts its parts together as switches.
+
+    Args:
+        block: ``block_with``'s switches, for every block; None = the oracle's block.
+        embedding_scale: the token embeddings are multiplied by it.
+        layer_weights: ``"own"`` (correct) or ``"last"``: every block runs the last layer's
+            weights (one block module shared by every layer).
+        chained: False = every block reads the embeddings, not the previous block's output,
+            so the last block's output alone reaches the head.
+        final_norms: how many times ``ln_final`` is applied (pre-norm models with a norm).
+        output: ``"logits"`` (correct), ``"probabilities"`` (softmax over the vocabulary) or
+            ``"log_probabilities"`` (log-softmax).
+        rope_with_learned_positions: learned position embeddings, and RoPE in attention all
+            the same.
+
+    Returns:
+        ``(batch, seq, vocab_size)``.
+    """
+    cfg = DEFAULT_CONFIG | dict(config)
+    ids = np.asarray(ids)
+    seq = ids.shape[-1]
+    x = embedding(weights["token_embeddings.weight"], ids) * embedding_scale
+    if cfg["positions"] == "learned":
+        x = x + np.asarray(weights["position_embeddings.weight"], dtype=np.float64)[:seq]
+    block_cfg = cfg | ({"positions": "rope"} if rope_with_learned_positions else {})
+    embedded = x
+    for i in range(cfg["num_layers"]):
+        prefix = f"layers.{cfg['num_layers'] - 1 if layer_weights == 'last' else i}."
+        layer = {k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)}
+        h = x if chained else embedded
+        if block is None:
+            x = transformer_block(h, layer, num_heads=cfg["num_heads"], config=block_cfg)
+        else:
+            x = block_with(h, layer, num_heads=cfg["num_heads"], config=block_cfg, **block)
+    if cfg["norm_position"] == "pre":
+        for _ in range(final_norms):
+            x = _norm_with(x, weights, "ln_final", cfg)
+    head = weights["token_embeddings.weight" if cfg["tie_embeddings"] else "lm_head.weight"]
+    logits = linear(x, head)
+    if output == "probabilities":
+        return softmax(logits, -1)
+    if output == "log_probabilities":
+        top = logits.max(-1, keepdims=True)
+        return logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+    return logits
