@@ -224,7 +224,7 @@ MISTAKES.append(
 MISTAKES.append(
     Mistake(
         "lm_final_norm_twice",
-        "ln_final is applied twice before the head; once",
+        "ln_final is applied twice before the head; it is applied once, to the last block's output",
         dict.fromkeys(LM, _assembled(final_norms=2)),
     )
 )

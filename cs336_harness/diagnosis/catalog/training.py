@@ -419,8 +419,8 @@ MISTAKES.append(
 MISTAKES.append(
     Mistake(
         "adamw_decays_parameters_without_gradient",
-        "a parameter without a gradient is still decayed; one whose grad is None is "
-        "skipped entirely",
+        "a parameter whose grad is None is still decayed; it is skipped entirely, weight "
+        "decay included (as torch.optim does)",
         {"adamw": _adamw_when_a_gradient_is_missing(decay_without_grad=True)},
     )
 )
