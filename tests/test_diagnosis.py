@@ -29,6 +29,7 @@ from cs336_harness.diagnosis.numpy_cases import load
 from cs336_harness.oracle.variants import (
     adamw_trajectory_with,
     multihead_self_attention_with,
+    transformer_lm_assembled_with,
     transformer_lm_with,
 )
 from cs336_harness.pytest_plugin import fixtures_dir
@@ -71,6 +72,25 @@ def test_variant_helpers_with_no_mistake_are_the_oracle(fixtures: Path):
     ):
         for a, b in zip(step, reference, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_assembly_helpers_with_no_mistake_are_the_oracle(fixtures: Path):
+    """`block_with` and `transformer_lm_assembled_with` with every switch off compute what
+    the oracle does (the block on pre-norm configs, the model on every config)."""
+    for entry in case_table(fixtures)["transformer_lm_from_config"]:
+        case = load(fixtures, "transformer_lm_from_config", entry["id"])
+        config = oracle_config(case.params["config"])
+        ids = case.inputs["in_indices"]
+        expected = oracle.transformer_lm(ids, case.weights, config)
+        np.testing.assert_allclose(
+            transformer_lm_assembled_with(ids, case.weights, config), expected,
+            rtol=1e-12, atol=1e-12, err_msg=case.id,
+        )  # fmt: skip
+        if config.get("norm_position", "pre") == "pre":
+            np.testing.assert_allclose(
+                transformer_lm_assembled_with(ids, case.weights, config, block={}), expected,
+                rtol=1e-12, atol=1e-12, err_msg=case.id,
+            )  # fmt: skip
 
 
 def test_configs_with_upstream_flags_read_as_the_generator_wrote_them(fixtures: Path):

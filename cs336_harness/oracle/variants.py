@@ -17,14 +17,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cs336_harness.oracle.attention import (
-    multihead_self_attention,
-    rope,
-    scaled_dot_product_attention,
-)
+from cs336_harness.oracle.attention import rope, scaled_dot_product_attention
 from cs336_harness.oracle.functional import (
     embedding,
-    feedforward,
     layernorm,
     linear,
     rmsnorm,
@@ -32,9 +27,10 @@ from cs336_harness.oracle.functional import (
     swiglu,
 )
 from cs336_harness.oracle.model import (
-    DEFAULT_CONFIG,
-    attn_arguments,
-    ffn_arguments,
+    apply_attention,
+    apply_ffn,
+    apply_norm,
+    resolve_config,
     transformer_block,
 )
 
@@ -243,17 +239,6 @@ def adamw_trajectory_with(
     return out
 
 
-def _norm_with(
-    h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[str, Any]
-) -> Array:
-    """The config's norm ``name`` (``ln1``, ``ln2``, ``ln_final``) applied to ``h``."""
-    if cfg["norm"] == "none":
-        return h
-    if cfg["norm"] == "rmsnorm":
-        return rmsnorm(h, weights[f"{name}.weight"], cfg["norm_eps"])
-    return layernorm(h, weights[f"{name}.weight"], weights.get(f"{name}.bias"), cfg["norm_eps"])
-
-
 def block_with(
     x: ArrayLike,
     weights: Mapping[str, ArrayLike],
@@ -285,20 +270,20 @@ def block_with(
     """
     cfg = dict(config)
     h_in = np.asarray(x, dtype=np.float64)
-    args, kwargs = attn_arguments(weights, num_heads, cfg, np.arange(h_in.shape[-2]))
-    if not use_rope:
-        kwargs["theta"] = None
-    ffn_args, ffn_kwargs = ffn_arguments(weights, cfg)
+    positions = np.arange(h_in.shape[-2])
+    attn_cfg = cfg if use_rope else cfg | {"positions": "none"}
 
-    def ffn(h: Array) -> Array:
-        return (swiglu if cfg["ffn"] == "swiglu" else feedforward)(h, *ffn_args, **ffn_kwargs)
+    def attn(h: Array) -> Array:
+        return apply_attention(h, weights, num_heads, attn_cfg, positions)
 
     if post_norm_on_sublayers:
-        h = h_in + _norm_with(multihead_self_attention(h_in, *args, **kwargs), weights, "ln1", cfg)
-        return h + _norm_with(ffn(h), weights, "ln2", cfg)
-    a = multihead_self_attention(_norm_with(h_in, weights, "ln1", cfg), *args, **kwargs)
+        h = h_in + apply_norm(attn(h_in), weights, "ln1", cfg)
+        return h + apply_norm(apply_ffn(h, weights, cfg), weights, "ln2", cfg)
+    a = attn(apply_norm(h_in, weights, "ln1", cfg))
     h = h_in + a if attn_residual else a
-    f = ffn(_norm_with({"h": h, "x": h_in, "attn": a}[ffn_reads], weights, "ln2", cfg))
+    f = apply_ffn(
+        apply_norm({"h": h, "x": h_in, "attn": a}[ffn_reads], weights, "ln2", cfg), weights, cfg
+    )
     return h + f if ffn_residual else f
 
 
@@ -334,7 +319,7 @@ def transformer_lm_assembled_with(
     Returns:
         ``(batch, seq, vocab_size)``.
     """
-    cfg = DEFAULT_CONFIG | dict(config)
+    cfg = resolve_config(config)
     ids = np.asarray(ids)
     seq = ids.shape[-1]
     x = embedding(weights["token_embeddings.weight"], ids) * embedding_scale
@@ -352,7 +337,7 @@ def transformer_lm_assembled_with(
             x = block_with(h, layer, num_heads=cfg["num_heads"], config=block_cfg, **block)
     if cfg["norm_position"] == "pre":
         for _ in range(final_norms):
-            x = _norm_with(x, weights, "ln_final", cfg)
+            x = apply_norm(x, weights, "ln_final", cfg)
     head = weights["token_embeddings.weight" if cfg["tie_embeddings"] else "lm_head.weight"]
     logits = linear(x, head)
     if output == "probabilities":
