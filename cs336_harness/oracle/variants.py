@@ -164,6 +164,7 @@ def adamw_trajectory_with(
     second_moment: str = "square",
     shared_step: bool = False,
     decay_without_grad: bool = False,
+    ascent: bool = False,
 ) -> list[list[Array]]:
     """``adamw_trajectory``'s handout reading (its first three arguments) with mistakes as
     switches.
@@ -186,6 +187,7 @@ def adamw_trajectory_with(
         shared_step: True = one step count for the optimizer, advanced at every step, not one
             per parameter advanced only when it has a gradient.
         decay_without_grad: True = a parameter without a gradient is still decayed.
+        ascent: True = the update is added to θ, not subtracted.
 
     Returns:
         every parameter after every step, as ``adamw_trajectory``.
@@ -230,7 +232,7 @@ def adamw_trajectory_with(
                 update = lr * m[i] / (root / c2 + eps)
             else:
                 update = lr * m[i] / (root + eps)
-            theta[i] = theta[i] - update
+            theta[i] = theta[i] + update if ascent else theta[i] - update
             if decay == "decoupled":
                 theta[i] = theta[i] * (1 - lr * lam)
             elif decay == "without_lr":

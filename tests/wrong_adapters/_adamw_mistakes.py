@@ -18,8 +18,9 @@ def adamw_with(
     "step_count_ahead" (t = 2 at the first step), "first_moment_sum" (m ← β₁m + g),
     "second_moment_plain" (v ← β₂v + (1 − β₂)g), "bias_correction_inverted" (the step size
     lr·(1 − β₁ᵗ)/√(1 − β₂ᵗ)), "first_moment_only_corrected" (lr·m̂/(√v + ε)),
-    "shared_step" (one step count for the optimizer) or "decay_without_grad" (a parameter
-    without a gradient decayed all the same); None: no mistake.
+    "shared_step" (one step count for the optimizer), "decay_without_grad" (a parameter
+    without a gradient decayed all the same) or "update_added" (θ ← θ + update, ascent);
+    None: no mistake.
 
     `decay_order` ("after_update" or "first") and `eps_added_to` ("sqrt_v" or "sqrt_v_hat"):
     the reading, as `oracle.adamw_trajectory` names them; the defaults are the handout's."""
@@ -74,6 +75,9 @@ def adamw_with(
                         p.sub_(lr * (1 - b1**t) / math.sqrt(1 - b2**t) * m / (v.sqrt() + eps))
                     elif mistake == "first_moment_only_corrected":
                         p.sub_(lr * (m / (1 - b1**t)) / (v.sqrt() + eps))
+                    elif mistake == "update_added":
+                        alpha = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
+                        p.add_(alpha * m / (v.sqrt() + eps))
                     elif eps_added_to == "sqrt_v":
                         alpha = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
                         p.sub_(alpha * m / (v.sqrt() + eps))

@@ -19,6 +19,7 @@ class Assembly:
     ffn_residual: bool = True  # False: out = ffn(ln2(h))
     ffn_reads: str = "h"  # "x": ln2 of the block's input; "attn": of the attention's output
     rope: bool = True
+    norm_gains_swapped: bool = False  # ln1 normalises with ln2's gain and ln2 with ln1's
     embeddings_scaled: bool = False  # token embeddings times √d_model
     final_norms: int = 1
     output: str = "logits"  # "probabilities", "log_probabilities"
@@ -28,11 +29,13 @@ class Assembly:
 def block(x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float, a: Assembly) -> Tensor:
     """`w` is named relative to the block: `ln1.weight`, `attn.q_proj.weight`, `ffn.w1.weight`."""
     attn = {k.removeprefix("attn."): v for k, v in w.items() if k.startswith("attn.")}
-    out = mha(rmsnorm(x, w["ln1.weight"]), attn, num_heads, theta if a.rope else None)
+    ln1, ln2 = w["ln1.weight"], w["ln2.weight"]
+    if a.norm_gains_swapped:
+        ln1, ln2 = ln2, ln1
+    out = mha(rmsnorm(x, ln1), attn, num_heads, theta if a.rope else None)
     h = x + out if a.attn_residual else out
     reads = {"h": h, "x": x, "attn": out}[a.ffn_reads]
-    f = swiglu(rmsnorm(reads, w["ln2.weight"]), w["ffn.w1.weight"], w["ffn.w2.weight"],
-               w["ffn.w3.weight"])  # fmt: skip
+    f = swiglu(rmsnorm(reads, ln2), w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
     return h + f if a.ffn_residual else f
 
 

@@ -198,6 +198,20 @@ MISTAKES.append(
 )
 
 
+def _swapped_gains(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    return dict(block) | {"ln1.weight": block["ln2.weight"], "ln2.weight": block["ln1.weight"]}
+
+
+MISTAKES.append(
+    Mistake(
+        "block_norm_gains_swapped",
+        "ln1 and ln2 trade gains: the norm before attention uses ln2.weight and the one "
+        "before the feed-forward ln1.weight; ln1 is the norm before attention",
+        block_change(_swapped_gains),
+    )
+)
+
+
 def _without_w3(block: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: v for k, v in block.items() if not k.startswith("ffn.w3.")}
 

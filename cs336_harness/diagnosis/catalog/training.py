@@ -144,6 +144,27 @@ MISTAKES.append(
 )
 
 
+def _ce_over_dim_1(c: NumpyCase) -> np.ndarray | None:
+    z = f64(c.inputs["inputs"])
+    if z.ndim < 3:
+        return None
+    top = z.max(1, keepdims=True)
+    log_probs = z - top - np.log(np.exp(z - top).sum(1, keepdims=True))
+    t = c.inputs["targets"][..., None].astype(np.int64)
+    picked = np.take_along_axis(log_probs, t, -1)[..., 0]
+    return _ce_shows(lambda _: -float(picked.mean()))(c)
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_over_dim_1",
+        "the log-softmax is taken over dim=1, the vocabulary only for 2-D logits; it is "
+        "taken over the last dimension (dim=-1)",
+        {"cross_entropy": _ce_over_dim_1},
+    )
+)
+
+
 MISTAKES.append(
     Mistake(
         "cross_entropy_in_bits",
@@ -262,6 +283,16 @@ MISTAKES.append(
 )
 
 
+MISTAKES.append(
+    Mistake(
+        "clipping_max_abs_norm",
+        "the norm is the largest absolute entry (the max norm); it is the L2 norm, "
+        "sqrt(sum of every gradient's squares)",
+        {"gradient_clipping": _clipping(lambda gs: max(float(np.abs(g).max()) for g in gs))},
+    )
+)
+
+
 def _clipping_elementwise(c: NumpyCase) -> np.ndarray | None:
     limit = c.params["max_l2_norm"]
     return _clipping_shows(c, [np.clip(g, -limit, limit) for g in _clipping_grads(c)])
@@ -331,6 +362,16 @@ MISTAKES.append(
         "every parameter group is stepped with the constructor's hyperparameters; each group "
         "has its own lr, betas, eps and weight_decay",
         {"adamw": _adamw(per_group=False)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "adamw_update_added",
+        "the update is added to the parameters (gradient ascent); it is subtracted: "
+        "θ ← θ - lr_t · m / (sqrt(v) + eps)",
+        {"adamw": _adamw(ascent=True)},
     )
 )
 
