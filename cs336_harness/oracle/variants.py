@@ -218,7 +218,8 @@ def adamw_trajectory_with(
             steps[i] += 1
             t = (step + 1 if shared_step else steps[i]) + step_offset
             m[i] = b1 * m[i] + (g if first_moment == "sum" else (1 - b1) * g)
-            v[i] = b2 * v[i] + (1 - b2) * (g if second_moment == "plain" else g * g)
+            # (1 − β₂)·g·g in the oracle's order, so that with no mistake the result is its own.
+            v[i] = b2 * v[i] + ((1 - b2) * g if second_moment == "plain" else (1 - b2) * g * g)
             c1, c2 = 1 - b1**t, math.sqrt(1 - b2**t)
             with np.errstate(invalid="ignore"):
                 root = np.sqrt(v[i])
