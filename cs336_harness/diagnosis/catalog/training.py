@@ -74,8 +74,8 @@ def _ce_per_position(c: NumpyCase) -> np.ndarray:
 
 
 def _ce_shows(loss: Callable[[NumpyCase], float]) -> Variant:
-    """A cross-entropy variant from the mistaken loss, None where that loss is within 1e-3
-    (relative) of the truth: no tolerance of a float32 loss lets it show there for sure."""
+    """A cross-entropy variant from the mistaken loss; None where that loss is within 1e-3
+    (relative) of the truth, too close to the correct loss to name the mistake."""
 
     def variant(c: NumpyCase) -> np.ndarray | None:
         value, truth = loss(c), float(_ce_per_position(c).mean())
