@@ -10,6 +10,7 @@ import numpy as np
 
 from cs336_harness import oracle
 from cs336_harness.diagnosis.catalog.mistake import Mistake, Variant
+from cs336_harness.diagnosis.catalog.parts import Parts, everywhere
 from cs336_harness.diagnosis.catalog.reading import (
     BLOCK,
     LM,
@@ -262,5 +263,338 @@ MISTAKES.append(
         "rope_on_queries_only",
         "RoPE rotates the queries but not the keys; both are rotated",
         {MHA_ROPE: lambda c: mha_with(c, rotated=("q",))},
+    )
+)
+
+
+def rotate(
+    x: np.ndarray,
+    positions: np.ndarray,
+    theta: float,
+    *,
+    d: int | None = None,
+    exponent: float = 2.0,
+    swap: bool = False,
+    reverse: bool = False,
+    shift: int = 0,
+) -> np.ndarray:
+    """Interleaved RoPE with its mistakes as switches: pair k at position p (plus `shift`)
+    turns by p·Θ^(-exponent·k/d) (d: the last dimension unless given), with cos and sin
+    swapped (`swap`) or the angle negated (`reverse`)."""
+    x = f64(x)
+    d_k = x.shape[-1]
+    pos = np.broadcast_to(positions, x.shape[:-1]).astype(np.float64) + shift
+    angle = pos[..., None] * float(theta) ** (-exponent * np.arange(d_k // 2) / (d or d_k))
+    cos, sin = np.cos(angle), np.sin(angle)
+    if swap:
+        cos, sin = sin, cos
+    if reverse:
+        sin = -sin
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+
+
+def _rope_family(**mistake) -> Variant:
+    return lambda c: rotate(
+        c.inputs["in_query_or_key"], c.inputs["token_positions"], c.params["theta"], **mistake
+    )
+
+
+def _several_heads(variants: Mapping[str, Variant]) -> dict[str, Variant]:
+    """`variants` where there are several heads; None with one (d_k is d_model)."""
+    return {
+        family: (lambda v: lambda c: None if c.params["num_heads"] == 1 else v(c))(variant)
+        for family, variant in variants.items()
+    }
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_cos_sin_swapped",
+        "RoPE swaps cos and sin, (a sin - b cos, a cos + b sin); the rotation is "
+        "(a cos - b sin, a sin + b cos)",
+        {"rope": _rope_family(swap=True)}
+        | everywhere(
+            Parts(rope=lambda q, pos, theta: rotate(q, pos, theta, swap=True)),
+            (MHA_ROPE, BLOCK, *LM),
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_rotation_reversed",
+        "RoPE rotates the wrong way, (a cos + b sin, -a sin + b cos); the rotation is "
+        "(a cos - b sin, a sin + b cos)",
+        # In attention both queries and keys turn by π/2 - angle with cos and sin swapped,
+        # and by -angle reversed: their dot products are the same, so only RoPE's own output
+        # tells the two apart.
+        {"rope": _rope_family(reverse=True)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_frequencies_k_over_d",
+        "RoPE's frequencies are Θ^(-k/d_k); pair k turns at Θ^(-2k/d_k) (k = 0 … d_k/2 - 1)",
+        {"rope": _rope_family(exponent=1.0)}
+        | everywhere(
+            Parts(rope=lambda q, pos, theta: rotate(q, pos, theta, exponent=1.0)),
+            (MHA_ROPE, BLOCK, *LM),
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_positions_from_one",
+        "RoPE rotates position p by the angle of p + 1 (positions counted from 1); the first "
+        "position is 0 and is not rotated",
+        # Attention sees only differences of positions: the shift shows in RoPE alone.
+        {"rope": _rope_family(shift=1)},
+    )
+)
+
+
+def _rope_before_split(q: np.ndarray, pos: np.ndarray, theta: float) -> np.ndarray:
+    """The heads `(..., H, seq, d_k)` joined back into `(..., seq, d_model)`, rotated as one
+    vector (pair j of head h is pair h·d_k/2 + j of d_model), and split again."""
+    heads, d_k = q.shape[-3], q.shape[-1]
+    joined = np.swapaxes(q, -2, -3).reshape(*q.shape[:-3], q.shape[-2], heads * d_k)
+    rotated = rotate(joined, pos[..., 0, :], theta)
+    return np.swapaxes(rotated.reshape(*joined.shape[:-1], heads, d_k), -2, -3)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_before_head_split",
+        "RoPE rotates the whole d_model-wide query and key before they are split into heads; "
+        "split first, then rotate each head's d_k features with pairs k = 0 … d_k/2 - 1",
+        _several_heads(everywhere(Parts(rope=_rope_before_split), (MHA_ROPE, BLOCK, *LM))),
+    )
+)
+
+
+def _attention_d_k(c: NumpyCase) -> np.ndarray:
+    q = f64(c.inputs["Q"])
+    return oracle.scaled_dot_product_attention(
+        q / math.sqrt(q.shape[-1]), c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
+    )
+
+
+def _scaled_by_d_k(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
+    """A block whose scores the oracle divides by √d_k once more: the query projection over
+    √d_k."""
+    q = block["attn.q_proj.weight"]
+    return dict(block) | {"attn.q_proj.weight": f64(q) / math.sqrt(q.shape[0] // num_heads)}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_by_d_k",
+        "attention scores are divided by d_k; they are divided by sqrt(d_k)",
+        {
+            "scaled_dot_product_attention": _attention_d_k,
+            MHA: mha_block_change(_scaled_by_d_k),
+            MHA_ROPE: mha_block_change(_scaled_by_d_k),
+        }
+        | block_change(_scaled_by_d_k),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_causal_mask_hides_diagonal",
+        "the causal mask also hides the diagonal (torch.tril(..., diagonal=-1)), so a query "
+        "cannot attend to its own position; query i attends keys 0 … i, itself included",
+        everywhere(Parts(mask=lambda seq: np.tril(np.ones((seq, seq), dtype=bool), -1))),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_causal_mask_upper_triangle",
+        "the causal mask is the upper triangle, so query i attends keys i … seq-1 (the "
+        "future); it is the lower triangle: keys 0 … i",
+        everywhere(Parts(mask=lambda seq: np.triu(np.ones((seq, seq), dtype=bool)))),
+    )
+)
+
+
+def _scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return f64(q) @ np.swapaxes(f64(k), -1, -2) / math.sqrt(q.shape[-1])
+
+
+def _softmax(scores: np.ndarray, allowed: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax along `axis` over the allowed entries; masked ones, and a slice with none
+    allowed, get 0."""
+    top = np.max(np.where(allowed, scores, -np.inf), axis=axis, keepdims=True)
+    e = np.where(allowed, np.exp(scores - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = e.sum(axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def _mask_after_softmax(q, k, v, mask) -> np.ndarray | None:
+    if mask is None:
+        return None
+    s = _scores(q, k)
+    return _softmax(s, np.ones_like(s, dtype=bool), -1) * mask @ f64(v)
+
+
+def _mask_added(q, k, v, mask) -> np.ndarray | None:
+    if mask is None:
+        return None
+    scores = _scores(q, k) + mask
+    return _softmax(scores, np.ones_like(scores, dtype=bool), -1) @ f64(v)
+
+
+def _softmax_over_queries(q, k, v, mask) -> np.ndarray:
+    s = _scores(q, k)
+    allowed = np.ones_like(s, dtype=bool) if mask is None else np.broadcast_to(mask, s.shape)
+    return _softmax(np.broadcast_to(s, allowed.shape), allowed, -2) @ f64(v)
+
+
+def _sdpa(mistaken) -> Variant:
+    return lambda c: mistaken(c.inputs["Q"], c.inputs["K"], c.inputs["V"], c.inputs.get("mask"))
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_after_softmax",
+        "the mask is applied after the softmax (masked probabilities zeroed), so the rest no "
+        "longer sum to 1; fill masked scores with -inf before the softmax",
+        {"scaled_dot_product_attention": _sdpa(_mask_after_softmax)}
+        | everywhere(Parts(attention=_mask_after_softmax), (MHA,)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_added_to_scores",
+        "the boolean mask is added to the scores (True as +1, False as 0); masked scores are "
+        "set to -inf before the softmax",
+        {"scaled_dot_product_attention": _sdpa(_mask_added)}
+        | everywhere(Parts(attention=_mask_added), (MHA,)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_softmax_over_queries",
+        "the attention softmax normalises over the queries (dim=-2); each query's weights "
+        "over the keys sum to 1: softmax over the last dimension",
+        {"scaled_dot_product_attention": _sdpa(_softmax_over_queries)}
+        | everywhere(Parts(attention=_softmax_over_queries), (MHA,)),
+    )
+)
+
+
+def _keys_values_swapped(c: NumpyCase) -> np.ndarray | None:
+    x = c.inputs
+    if x["K"].shape != x["V"].shape:
+        return None
+    return oracle.scaled_dot_product_attention(x["Q"], x["V"], x["K"], x.get("mask"))
+
+
+def _swapped(first: str, second: str):
+    def change(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+        a, b = f"attn.{first}.weight", f"attn.{second}.weight"
+        return dict(block) | {a: block[b], b: block[a]}
+
+    return change
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_keys_values_swapped",
+        "attention takes the values as keys and the keys as values, softmax(Q Vᵀ) K; it is "
+        "softmax(Q Kᵀ / sqrt(d_k)) V",
+        {
+            "scaled_dot_product_attention": _keys_values_swapped,
+            MHA: mha_block_change(_swapped("k_proj", "v_proj")),
+        },
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_q_k_projections_swapped",
+        "the query projection is applied with k_proj's weight and the key projection with "
+        "q_proj's; q = x W_qᵀ, k = x W_kᵀ",
+        {
+            MHA: mha_block_change(_swapped("q_proj", "k_proj")),
+            MHA_ROPE: mha_block_change(_swapped("q_proj", "k_proj")),
+        }
+        | block_change(_swapped("q_proj", "k_proj")),
+    )
+)
+
+
+def _without_output(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    o = block["attn.output_proj.weight"]
+    return dict(block) | {"attn.output_proj.weight": np.eye(o.shape[0])}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_without_output_projection",
+        "multi-head attention returns the concatenated heads without the output projection; "
+        "it ends with output_proj",
+        {MHA: mha_block_change(_without_output), MHA_ROPE: mha_block_change(_without_output)}
+        | block_change(_without_output),
+    )
+)
+
+
+def _output_transposed(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    return dict(block) | {"attn.output_proj.weight": f64(block["attn.output_proj.weight"]).T}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_output_projection_transposed",
+        "the output projection multiplies by W_o instead of W_oᵀ; like every Linear it "
+        "computes heads @ W_o.T",
+        {
+            MHA: mha_block_change(_output_transposed),
+            MHA_ROPE: mha_block_change(_output_transposed),
+        }
+        | block_change(_output_transposed),
+    )
+)
+
+
+def _merged_feature_major(
+    block: Mapping[str, np.ndarray], num_heads: int
+) -> dict[str, np.ndarray] | None:
+    """Heads merged as (d_k, heads), feature j of head h at j·H + h, where the output
+    projection reads h·d_k + j: its columns permuted."""
+    if num_heads == 1:
+        return None
+    d_model = block["attn.output_proj.weight"].shape[0]
+    order = np.arange(d_model).reshape(d_model // num_heads, num_heads).T.reshape(-1)
+    return dict(block) | {"attn.output_proj.weight": block["attn.output_proj.weight"][:, order]}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_heads_merged_feature_major",
+        "the heads are merged feature-major ('... h s d -> ... s (d h)'), interleaving them; "
+        "concatenate them head after head: '... h s d -> ... s (h d)'",
+        {
+            MHA: mha_block_change(_merged_feature_major),
+            MHA_ROPE: mha_block_change(_merged_feature_major),
+        }
+        | block_change(_merged_feature_major),
     )
 )

@@ -9,15 +9,18 @@ from collections.abc import Mapping
 import numpy as np
 
 from cs336_harness import oracle
-from cs336_harness.diagnosis.catalog.mistake import Mistake
+from cs336_harness.diagnosis.catalog.mistake import Mistake, Variant
 from cs336_harness.diagnosis.catalog.numerics import (
     float32_exp,
     round_to_bfloat16,
     round_to_float16,
     sigmoid,
 )
+from cs336_harness.diagnosis.catalog.parts import Parts, everywhere
 from cs336_harness.diagnosis.catalog.reading import (
+    BLOCK,
     CONFIG_LM,
+    LM,
     block_change,
     f64,
     gain_names,
@@ -255,5 +258,296 @@ MISTAKES.append(
         "swiglu_w1_w3_swapped",
         "SwiGLU gates the wrong branch: the SiLU goes on W1 x, W2(silu(W1 x) * W3 x)",
         {"swiglu": _swiglu_swapped} | block_change(_swapped_w1_w3),
+    )
+)
+
+
+def _mean_absolute_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    x = f64(x)
+    return x / (np.mean(np.abs(x), axis=-1, keepdims=True) + eps) * f64(gain)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_by_mean_absolute",
+        "RMSNorm divides by the mean absolute value, mean(|x|) + eps; it divides by the root "
+        "mean square, sqrt(mean(x²) + eps)",
+        {
+            "rmsnorm": lambda c: _mean_absolute_norm(
+                c.inputs["in_features"], c.weights["weight"], c.params["eps"]
+            )
+        }
+        | everywhere(Parts(norm=_mean_absolute_norm), (BLOCK, *LM)),
+    )
+)
+
+
+def _rmsnorm_without_eps(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True)) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_without_eps",
+        "RMSNorm divides by sqrt(mean(x²)) without eps; eps is added to the mean square: "
+        "x / sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_without_eps},
+        graded=True,
+    )
+)
+
+
+def _rmsnorm_whole_tensor(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    return x / np.sqrt(np.mean(x**2) + c.params["eps"]) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_mean_over_whole_tensor",
+        "RMSNorm takes the mean of x² over the whole tensor; each vector is normalised by its "
+        "own mean over the last dimension (mean(x², dim=-1, keepdim=True))",
+        {"rmsnorm": _rmsnorm_whole_tensor},
+    )
+)
+
+
+def _rmsnorm_gain_added(c: NumpyCase) -> np.ndarray:
+    normalised = oracle.rmsnorm(c.inputs["in_features"], 1.0, c.params["eps"])
+    return normalised + f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_gain_added",
+        "RMSNorm adds its gain to x / RMS(x); the gain multiplies it elementwise",
+        {"rmsnorm": _rmsnorm_gain_added},
+    )
+)
+
+
+def _rmsnorm_without_sqrt(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    return x / (np.mean(x**2, axis=-1, keepdims=True) + c.params["eps"]) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_without_sqrt",
+        "RMSNorm divides by mean(x²) + eps, the mean square; it divides by its square root, "
+        "sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_without_sqrt},
+    )
+)
+
+
+def _layernorm_uncentred(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    var = np.var(x, axis=-1, keepdims=True)
+    return x / np.sqrt(var + c.params["eps"]) * f64(c.weights["weight"]) + c.weights["bias"]
+
+
+MISTAKES.append(
+    Mistake(
+        "layernorm_not_centred",
+        "LayerNorm divides x by the standard deviation without subtracting the mean; it "
+        "normalises x - mean(x)",
+        {"layernorm": _layernorm_uncentred},
+    )
+)
+
+
+def _layernorm_without_bias(c: NumpyCase) -> np.ndarray | None:
+    bias = c.weights["bias"]
+    if not np.any(bias):
+        return None
+    return oracle.layernorm(c.inputs["in_features"], c.weights["weight"], None, c.params["eps"])
+
+
+MISTAKES.append(
+    Mistake(
+        "layernorm_without_bias",
+        "LayerNorm leaves out its bias; the normalised x times the gain is shifted by the "
+        "learned bias",
+        {"layernorm": _layernorm_without_bias},
+    )
+)
+
+
+def _silu_tanh(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return x * np.tanh(x)
+
+
+def _swiglu_tanh_gate(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+    return oracle.linear(_silu_tanh(oracle.linear(x, w1)) * oracle.linear(x, w3), w2)
+
+
+def _swiglu_with(ffn, c: NumpyCase) -> np.ndarray:
+    w = c.weights
+    return ffn(c.inputs["in_features"], w["w1.weight"], w["w2.weight"], w["w3.weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_is_x_tanh",
+        "SiLU returns x * tanh(x); SiLU is x * sigmoid(x)",
+        {
+            "silu": lambda c: _silu_tanh(c.inputs["in_features"]),
+            "swiglu": lambda c: _swiglu_with(_swiglu_tanh_gate, c),
+        },
+    )
+)
+
+
+def _gelu_erf_half(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / 2.0))
+
+
+def _exact_gelu_only(gelu) -> Variant:
+    return lambda c: gelu(c.inputs["in_features"]) if c.params["approximate"] == "none" else None
+
+
+def _ffn_with(activation, c: NumpyCase) -> np.ndarray:
+    w = c.weights
+    hidden = activation(oracle.linear(c.inputs["in_features"], w["w1.weight"]))
+    return oracle.linear(hidden, w["w2.weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_erf_of_half_x",
+        "GELU computes erf(x / 2); the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))",
+        {
+            "gelu": lambda c: (
+                _gelu_erf_half(c.inputs["in_features"])
+                if c.params["approximate"] == "none"
+                else None
+            ),
+            "positionwise_feedforward": lambda c: _ffn_with(_gelu_erf_half, c),
+        },
+    )
+)
+
+
+def _gelu_sigmoid(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return x * sigmoid(1.702 * x)
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_is_x_sigmoid_1702x",
+        "GELU uses the sigmoid approximation x * sigmoid(1.702 x); the exact GELU is "
+        "0.5 x (1 + erf(x / sqrt(2))) (and the tanh form where approximate='tanh')",
+        {
+            "gelu": lambda c: _gelu_sigmoid(c.inputs["in_features"]),
+            "positionwise_feedforward": lambda c: _ffn_with(_gelu_sigmoid, c),
+        },
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "feedforward_relu_for_gelu",
+        "the feed-forward applies ReLU between its two matrices; it applies GELU: w2(gelu(w1 x))",
+        {"positionwise_feedforward": lambda c: _ffn_with(lambda h: np.maximum(h, 0.0), c)},
+    )
+)
+
+
+def _log_softmax(c: NumpyCase) -> np.ndarray:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_returns_log_softmax",
+        "softmax returns the log-probabilities, x - max - log(sum(exp(x - max))); softmax "
+        "returns exp(x - max) / sum(exp(x - max))",
+        {"softmax": _log_softmax},
+    )
+)
+
+
+# Where every sum of exp(x - max) is this close to 1 (one entry dominates each slice), an
+# unnormalised softmax is within the tolerance of the right one.
+NEARLY_ONE = 1e-5
+
+
+def _softmax_unnormalised(c: NumpyCase) -> np.ndarray | None:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return None if np.all(e.sum(axis=dim) - 1 < NEARLY_ONE) else e
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_not_normalised",
+        "softmax returns exp(x - max) without dividing by its sum (or divides by the largest "
+        "exp, which is 1); divide by sum(exp(x - max)) along dim",
+        {"softmax": _softmax_unnormalised},
+    )
+)
+
+
+def _softmax_first_dim(c: NumpyCase) -> np.ndarray | None:
+    return None if _softmax_dim(c) == 0 else oracle.softmax(c.inputs["in_features"], 0)
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_over_first_dim",
+        "softmax normalises over dimension 0 whatever `dim` is",
+        {"softmax": _softmax_first_dim},
+    )
+)
+
+
+def _swiglu_gelu_gate(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+    return oracle.linear(oracle.gelu(oracle.linear(x, w1)) * oracle.linear(x, w3), w2)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_gelu_gate",
+        "SwiGLU gates with GELU (GEGLU); SwiGLU gates with SiLU: w2(silu(w1 x) * w3 x)",
+        {"swiglu": lambda c: _swiglu_with(_swiglu_gelu_gate, c)}
+        | everywhere(Parts(ffn=_swiglu_gelu_gate), (BLOCK, *LM)),
+    )
+)
+
+
+def _swiglu_silu_both(c: NumpyCase) -> np.ndarray:
+    x, w = c.inputs["in_features"], c.weights
+    gate = oracle.silu(oracle.linear(x, w["w1.weight"]))
+    return oracle.linear(gate * oracle.silu(oracle.linear(x, w["w3.weight"])), w["w2.weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_silu_on_both_branches",
+        "SwiGLU applies SiLU to both branches; only the gate is activated: w2(silu(w1 x) * w3 x)",
+        {"swiglu": _swiglu_silu_both},
+    )
+)
+
+
+def _embed_by_position(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    return f64(table)[np.broadcast_to(np.arange(np.shape(ids)[-1]), np.shape(ids))]
+
+
+MISTAKES.append(
+    Mistake(
+        "embedding_indexed_by_position",
+        "the embedding looks up each token's position (0 … seq-1); it looks up the token id: "
+        "weight[token_ids]",
+        {"embedding": lambda c: _embed_by_position(c.weights["weight"], c.inputs["token_ids"])}
+        | everywhere(Parts(embed=_embed_by_position), LM),
     )
 )
