@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from tests import adapters
+
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "output_proj")
 
 
@@ -177,3 +179,40 @@ class PartsAdapters:
         weights, in_indices,
     ):  # fmt: skip
         return lm(self.p, in_indices, weights, num_layers, num_heads, rope_theta, context_length)
+
+
+class ProjectionAdapters:
+    """The correct multi-head attention, block and LM adapters, run with every attention's
+    projections changed by `change(q, k, v, o, num_heads) -> (q, k, v, o)`: a mistake in how
+    multi-head attention uses its weights, written as the weights that show it."""
+
+    NAMES = ("q_proj_weight", "k_proj_weight", "v_proj_weight", "o_proj_weight")
+
+    def __init__(self, change: Callable[..., tuple[Tensor, Tensor, Tensor, Tensor]]):
+        self.change = change
+
+    def _projections(self, kwargs: dict) -> dict:
+        changed = self.change(*(kwargs[n] for n in self.NAMES), kwargs["num_heads"])
+        return kwargs | dict(zip(self.NAMES, changed, strict=True))
+
+    def _weights(self, kwargs: dict) -> dict:
+        weights = dict(kwargs["weights"])
+        for name in kwargs["weights"]:
+            if name.endswith("attn.q_proj.weight"):
+                prefix = name.removesuffix("q_proj.weight")
+                names = [f"{prefix}{p}.weight" for p in PROJECTIONS]
+                changed = self.change(*(weights[n] for n in names), kwargs["num_heads"])
+                weights |= dict(zip(names, changed, strict=True))
+        return kwargs | {"weights": weights}
+
+    def run_multihead_self_attention(self, **kwargs):
+        return adapters.run_multihead_self_attention(**self._projections(kwargs))
+
+    def run_multihead_self_attention_with_rope(self, **kwargs):
+        return adapters.run_multihead_self_attention_with_rope(**self._projections(kwargs))
+
+    def run_transformer_block(self, **kwargs):
+        return adapters.run_transformer_block(**self._weights(kwargs))
+
+    def run_transformer_lm(self, **kwargs):
+        return adapters.run_transformer_lm(**self._weights(kwargs))

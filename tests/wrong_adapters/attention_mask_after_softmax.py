@@ -1,16 +1,24 @@
 """Attention that takes the softmax over every key and zeroes the masked probabilities
-afterwards, so a query's weights no longer sum to 1; the mask belongs before the softmax."""
+afterwards, so a query's weights no longer sum to 1; the mask belongs before the softmax. In
+attention and in multi-head attention (its causal mask)."""
 
 import math
 
 import torch
 
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.wrong_adapters._component_mistakes import Parts, PartsAdapters
 
-CAUGHT_BY = frozenset({"scaled_dot_product_attention"})
-ERROR_SHAPE = "row_factor"
+CAUGHT_BY = frozenset({"scaled_dot_product_attention", "multihead_self_attention"})
+DIAGNOSED_AS = "attention_mask_after_softmax"
 
 
-def run_scaled_dot_product_attention(Q, K, V, mask=None):
+def _attention(Q, K, V, mask=None):
     probs = torch.softmax(Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1]), dim=-1)
     return (probs if mask is None else probs * mask) @ V
+
+
+run_scaled_dot_product_attention = _attention
+run_multihead_self_attention = PartsAdapters(
+    Parts(attention=_attention)
+).run_multihead_self_attention

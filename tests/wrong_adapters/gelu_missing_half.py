@@ -2,7 +2,6 @@
 and in the feed-forward. Not a catalogued mistake: its failures are described by their
 shape (a factor of 2)."""
 
-
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 from tests.adapters import run_gelu as _correct_gelu
 
