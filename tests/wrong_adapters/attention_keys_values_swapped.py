@@ -1,22 +1,31 @@
 """Attention called with the keys and the values exchanged, softmax(Q Vᵀ / √d_k) K: in
-attention (where d_v ≠ d_k it fails on the shapes) and in multi-head attention, whose
-value projection then serves as keys."""
+attention (where d_v ≠ d_k it fails on the shapes) and everywhere it is used, where the
+(unrotated) values then serve as keys and the (rotated) keys as values."""
 
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
-from tests.adapters import run_multihead_self_attention as _correct_mha
 from tests.adapters import run_scaled_dot_product_attention as _correct_attention
+from tests.wrong_adapters._component_mistakes import Parts, PartsAdapters
 
-CAUGHT_BY = frozenset({"scaled_dot_product_attention", "multihead_self_attention"})
+CAUGHT_BY = frozenset(
+    {
+        "scaled_dot_product_attention",
+        "multihead_self_attention",
+        "multihead_self_attention_with_rope",
+        "transformer_block",
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+    }
+)
 DIAGNOSED_AS = "attention_keys_values_swapped"
 
 
-def run_scaled_dot_product_attention(Q, K, V, mask=None):
+def _attention(Q, K, V, mask=None):
     return _correct_attention(Q, V, K, mask)
 
 
-def run_multihead_self_attention(
-    d_model, num_heads, q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight, in_features
-):
-    return _correct_mha(
-        d_model, num_heads, q_proj_weight, v_proj_weight, k_proj_weight, o_proj_weight, in_features
-    )
+_adapters = PartsAdapters(Parts(attention=_attention))
+run_scaled_dot_product_attention = _attention
+run_multihead_self_attention = _adapters.run_multihead_self_attention
+run_multihead_self_attention_with_rope = _adapters.run_multihead_self_attention_with_rope
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

@@ -1,5 +1,5 @@
 """Attention that adds the boolean mask to the scores (+1 where a key is allowed) instead of
-filling the masked scores with -inf, in attention and in multi-head attention."""
+filling the masked scores with -inf, in attention and everywhere it is used."""
 
 import math
 
@@ -8,7 +8,16 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 from tests.wrong_adapters._component_mistakes import Parts, PartsAdapters
 
-CAUGHT_BY = frozenset({"scaled_dot_product_attention", "multihead_self_attention"})
+CAUGHT_BY = frozenset(
+    {
+        "scaled_dot_product_attention",
+        "multihead_self_attention",
+        "multihead_self_attention_with_rope",
+        "transformer_block",
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+    }
+)
 DIAGNOSED_AS = "attention_mask_added_to_scores"
 
 
@@ -17,7 +26,9 @@ def _attention(Q, K, V, mask=None):
     return torch.softmax(scores if mask is None else scores + mask, dim=-1) @ V
 
 
+_adapters = PartsAdapters(Parts(attention=_attention))
 run_scaled_dot_product_attention = _attention
-run_multihead_self_attention = PartsAdapters(
-    Parts(attention=_attention)
-).run_multihead_self_attention
+run_multihead_self_attention = _adapters.run_multihead_self_attention
+run_multihead_self_attention_with_rope = _adapters.run_multihead_self_attention_with_rope
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

@@ -1,6 +1,7 @@
 """Attention that takes the softmax over every key and zeroes the masked probabilities
 afterwards, so a query's weights no longer sum to 1; the mask belongs before the softmax. In
-attention and in multi-head attention (its causal mask)."""
+attention and everywhere it is used (the causal mask of multi-head attention, the block and
+the model)."""
 
 import math
 
@@ -9,7 +10,16 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 from tests.wrong_adapters._component_mistakes import Parts, PartsAdapters
 
-CAUGHT_BY = frozenset({"scaled_dot_product_attention", "multihead_self_attention"})
+CAUGHT_BY = frozenset(
+    {
+        "scaled_dot_product_attention",
+        "multihead_self_attention",
+        "multihead_self_attention_with_rope",
+        "transformer_block",
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+    }
+)
 DIAGNOSED_AS = "attention_mask_after_softmax"
 
 
@@ -18,7 +28,9 @@ def _attention(Q, K, V, mask=None):
     return (probs if mask is None else probs * mask) @ V
 
 
+_adapters = PartsAdapters(Parts(attention=_attention))
 run_scaled_dot_product_attention = _attention
-run_multihead_self_attention = PartsAdapters(
-    Parts(attention=_attention)
-).run_multihead_self_attention
+run_multihead_self_attention = _adapters.run_multihead_self_attention
+run_multihead_self_attention_with_rope = _adapters.run_multihead_self_attention_with_rope
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

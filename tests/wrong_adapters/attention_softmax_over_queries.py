@@ -1,5 +1,5 @@
 """Attention whose softmax runs over the queries (dim=-2) instead of the keys, in attention
-and in multi-head attention."""
+and everywhere it is used."""
 
 import math
 
@@ -8,7 +8,16 @@ import torch
 from tests.adapters import *  # noqa: F403  (every other component stays correct)
 from tests.wrong_adapters._component_mistakes import Parts, PartsAdapters
 
-CAUGHT_BY = frozenset({"scaled_dot_product_attention", "multihead_self_attention"})
+CAUGHT_BY = frozenset(
+    {
+        "scaled_dot_product_attention",
+        "multihead_self_attention",
+        "multihead_self_attention_with_rope",
+        "transformer_block",
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+    }
+)
 DIAGNOSED_AS = "attention_softmax_over_queries"
 
 
@@ -19,7 +28,9 @@ def _attention(Q, K, V, mask=None):
     return torch.nan_to_num(torch.softmax(scores, dim=-2)) @ V
 
 
+_adapters = PartsAdapters(Parts(attention=_attention))
 run_scaled_dot_product_attention = _attention
-run_multihead_self_attention = PartsAdapters(
-    Parts(attention=_attention)
-).run_multihead_self_attention
+run_multihead_self_attention = _adapters.run_multihead_self_attention
+run_multihead_self_attention_with_rope = _adapters.run_multihead_self_attention_with_rope
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

@@ -471,7 +471,7 @@ MISTAKES.append(
         "the mask is applied after the softmax (masked probabilities zeroed), so the rest no "
         "longer sum to 1; fill masked scores with -inf before the softmax",
         {"scaled_dot_product_attention": _sdpa(_mask_after_softmax)}
-        | everywhere(Parts(attention=_mask_after_softmax), (MHA,)),
+        | everywhere(Parts(attention=_mask_after_softmax)),
     )
 )
 
@@ -482,7 +482,7 @@ MISTAKES.append(
         "the boolean mask is added to the scores (True as +1, False as 0); masked scores are "
         "set to -inf before the softmax",
         {"scaled_dot_product_attention": _sdpa(_mask_added)}
-        | everywhere(Parts(attention=_mask_added), (MHA,)),
+        | everywhere(Parts(attention=_mask_added)),
     )
 )
 
@@ -493,16 +493,15 @@ MISTAKES.append(
         "the attention softmax normalises over the queries (dim=-2); each query's weights "
         "over the keys sum to 1: softmax over the last dimension",
         {"scaled_dot_product_attention": _sdpa(_softmax_over_queries)}
-        | everywhere(Parts(attention=_softmax_over_queries), (MHA,)),
+        | everywhere(Parts(attention=_softmax_over_queries)),
     )
 )
 
 
-def _keys_values_swapped(c: NumpyCase) -> np.ndarray | None:
-    x = c.inputs
-    if x["K"].shape != x["V"].shape:
+def _keys_values_swapped(q, k, v, mask) -> np.ndarray | None:
+    if np.shape(k) != np.shape(v):
         return None
-    return oracle.scaled_dot_product_attention(x["Q"], x["V"], x["K"], x.get("mask"))
+    return oracle.scaled_dot_product_attention(q, v, k, mask)
 
 
 def _swapped(first: str, second: str):
@@ -518,10 +517,8 @@ MISTAKES.append(
         "attention_keys_values_swapped",
         "attention takes the values as keys and the keys as values, softmax(Q Vᵀ) K; it is "
         "softmax(Q Kᵀ / sqrt(d_k)) V",
-        {
-            "scaled_dot_product_attention": _keys_values_swapped,
-            MHA: mha_block_change(_swapped("k_proj", "v_proj")),
-        },
+        {"scaled_dot_product_attention": _sdpa(_keys_values_swapped)}
+        | everywhere(Parts(attention=_keys_values_swapped)),
     )
 )
 

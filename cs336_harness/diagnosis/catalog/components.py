@@ -396,7 +396,8 @@ MISTAKES.append(
         {
             "silu": lambda c: _silu_tanh(c.inputs["in_features"]),
             "swiglu": lambda c: _swiglu_with(_swiglu_tanh_gate, c),
-        },
+        }
+        | everywhere(Parts(ffn=_swiglu_tanh_gate), (BLOCK, *LM)),
     )
 )
 
@@ -523,17 +524,16 @@ MISTAKES.append(
 )
 
 
-def _swiglu_silu_both(c: NumpyCase) -> np.ndarray:
-    x, w = c.inputs["in_features"], c.weights
-    gate = oracle.silu(oracle.linear(x, w["w1.weight"]))
-    return oracle.linear(gate * oracle.silu(oracle.linear(x, w["w3.weight"])), w["w2.weight"])
+def _swiglu_silu_both(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+    return oracle.linear(oracle.silu(oracle.linear(x, w1)) * oracle.silu(oracle.linear(x, w3)), w2)
 
 
 MISTAKES.append(
     Mistake(
         "swiglu_silu_on_both_branches",
         "SwiGLU applies SiLU to both branches; only the gate is activated: w2(silu(w1 x) * w3 x)",
-        {"swiglu": _swiglu_silu_both},
+        {"swiglu": lambda c: _swiglu_with(_swiglu_silu_both, c)}
+        | everywhere(Parts(ffn=_swiglu_silu_both), (BLOCK, *LM)),
     )
 )
 
