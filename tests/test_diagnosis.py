@@ -16,7 +16,8 @@ import torch
 from cs336_harness import oracle
 from cs336_harness.case_layout import case_table
 from cs336_harness.diagnosis import plugin
-from cs336_harness.diagnosis.catalog import MISTAKES, oracle_config, round_to_bfloat16
+from cs336_harness.diagnosis.catalog import MISTAKES, oracle_config, parts, round_to_bfloat16
+from cs336_harness.diagnosis.catalog.attention import rotate
 from cs336_harness.diagnosis.diagnose import (
     Candidate,
     LiveCatalog,
@@ -91,6 +92,22 @@ def test_assembly_helpers_with_no_mistake_are_the_oracle(fixtures: Path):
                 transformer_lm_assembled_with(ids, case.weights, config, block={}), expected,
                 rtol=1e-12, atol=1e-12, err_msg=case.id,
             )  # fmt: skip
+
+
+def test_the_model_of_correct_parts_and_an_unmistaken_rotation_are_the_oracle(fixtures: Path):
+    """`parts.Parts()` builds the oracle's attention, block and LM, and `attention.rotate`
+    with no switch on is the oracle's RoPE: each mistake built on them changes only itself."""
+    for family in (*parts.everywhere(parts.Parts()), "rope"):
+        for entry in case_table(fixtures)[family]:
+            if entry["params"].get("backward", False):
+                continue
+            case = load(fixtures, family, entry["id"])
+            if family == "rope":
+                x, pos = case.inputs["in_query_or_key"], case.inputs["token_positions"]
+                ours = rotate(x, pos, case.params["theta"])
+            else:
+                ours = parts.everywhere(parts.Parts(), (family,))[family](case)
+            np.testing.assert_allclose(ours, case.expected, rtol=1e-6, atol=1e-6, err_msg=case.id)
 
 
 def test_configs_with_upstream_flags_read_as_the_generator_wrote_them(fixtures: Path):

@@ -14,7 +14,9 @@ data, may stay within the tolerance on a case, where it cannot be seen. Every mi
 proved by a wrong module in `tests/wrong_adapters/` that declares it in `DIAGNOSED_AS`.
 
 One module per part of the assignment holds its mistakes, each written next to its variant:
-`components`, `attention`, `model`, `training`; `reading` and `numerics` hold what they share.
+`components`, `attention`, `model`, `training`; `reading` and `numerics` hold what they share,
+`parts` the default model assembled from replaceable parts (a component's mistake made
+wherever the component is used).
 
 The catalog uses the oracle, so it is withheld from the grader's bundle and the handout like
 the oracle itself; under the grader the judge reads its variants from a table the grader

@@ -26,10 +26,6 @@ def causal(seq: int) -> np.ndarray:
     return np.tril(np.ones((seq, seq), dtype=bool))
 
 
-def rope_per_head(q: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
-    return oracle.rope(q, positions, theta)
-
-
 @dataclass(frozen=True)
 class Parts:
     """`norm(x, gain, eps)`; `rope(heads, positions, theta)` on `(..., heads, seq, d_k)`
@@ -37,7 +33,7 @@ class Parts:
     `ffn(x, w1, w2, w3)`; `embed(table, ids)`."""
 
     norm: Callable[..., np.ndarray] = oracle.rmsnorm
-    rope: Callable[..., np.ndarray] = rope_per_head
+    rope: Callable[..., np.ndarray] = oracle.rope
     mask: Callable[[int], np.ndarray] = causal
     attention: Callable[..., np.ndarray] = oracle.scaled_dot_product_attention
     ffn: Callable[..., np.ndarray] = oracle.swiglu
