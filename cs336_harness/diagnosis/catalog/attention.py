@@ -272,19 +272,18 @@ def rotate(
     positions: np.ndarray,
     theta: float,
     *,
-    d: int | None = None,
     exponent: float = 2.0,
     swap: bool = False,
     reverse: bool = False,
     shift: int = 0,
 ) -> np.ndarray:
     """Interleaved RoPE with its mistakes as switches: pair k at position p (plus `shift`)
-    turns by p·Θ^(-exponent·k/d) (d: the last dimension unless given), with cos and sin
-    swapped (`swap`) or the angle negated (`reverse`)."""
+    turns by p·Θ^(-exponent·k/d_k), with cos and sin swapped (`swap`) or the angle negated
+    (`reverse`)."""
     x = f64(x)
     d_k = x.shape[-1]
     pos = np.broadcast_to(positions, x.shape[:-1]).astype(np.float64) + shift
-    angle = pos[..., None] * float(theta) ** (-exponent * np.arange(d_k // 2) / (d or d_k))
+    angle = pos[..., None] * float(theta) ** (-exponent * np.arange(d_k // 2) / d_k)
     cos, sin = np.cos(angle), np.sin(angle)
     if swap:
         cos, sin = sin, cos
@@ -408,6 +407,30 @@ MISTAKES.append(
 )
 
 
+def _scaled_by_d_model(
+    block: Mapping[str, np.ndarray], num_heads: int
+) -> dict[str, np.ndarray] | None:
+    """A block whose scores come out over √d_model: the query projection over √num_heads.
+    None with one head (d_model is d_k) and where d_k = num_heads (√d_model is d_k, the
+    mistake above)."""
+    d_k = block["attn.q_proj.weight"].shape[0] // num_heads
+    if num_heads in (1, d_k):
+        return None
+    q = f64(block["attn.q_proj.weight"])
+    return dict(block) | {"attn.q_proj.weight": q / math.sqrt(num_heads)}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_by_sqrt_d_model",
+        "multi-head attention divides the scores by sqrt(d_model); each head's scores are "
+        "divided by sqrt(d_k), d_k = d_model / num_heads",
+        {MHA: mha_block_change(_scaled_by_d_model), MHA_ROPE: mha_block_change(_scaled_by_d_model)}
+        | block_change(_scaled_by_d_model),
+    )
+)
+
+
 MISTAKES.append(
     Mistake(
         "attention_causal_mask_hides_diagonal",
@@ -515,8 +538,8 @@ def _swapped(first: str, second: str):
 MISTAKES.append(
     Mistake(
         "attention_keys_values_swapped",
-        "attention takes the values as keys and the keys as values, softmax(Q Vᵀ) K; it is "
-        "softmax(Q Kᵀ / sqrt(d_k)) V",
+        "attention takes the values as keys and the keys as values, softmax(Q Vᵀ / sqrt(d_k)) "
+        "K; it is softmax(Q Kᵀ / sqrt(d_k)) V",
         {"scaled_dot_product_attention": _sdpa(_keys_values_swapped)}
         | everywhere(Parts(attention=_keys_values_swapped)),
     )

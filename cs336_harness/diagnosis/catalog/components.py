@@ -298,8 +298,10 @@ MISTAKES.append(
 )
 
 
-def _rmsnorm_whole_tensor(c: NumpyCase) -> np.ndarray:
+def _rmsnorm_whole_tensor(c: NumpyCase) -> np.ndarray | None:
     x = f64(c.inputs["in_features"])
+    if x.size == x.shape[-1]:
+        return None  # a single vector: its own mean is the whole tensor's
     return x / np.sqrt(np.mean(x**2) + c.params["eps"]) * f64(c.weights["weight"])
 
 
@@ -447,6 +449,23 @@ MISTAKES.append(
             "gelu": lambda c: _gelu_sigmoid(c.inputs["in_features"]),
             "positionwise_feedforward": lambda c: _ffn_with(_gelu_sigmoid, c),
         },
+    )
+)
+
+
+def _gelu_tanh_without_cubic(c: NumpyCase) -> np.ndarray | None:
+    if c.params["approximate"] != "tanh":
+        return None
+    x = f64(c.inputs["in_features"])
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * x))
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_tanh_without_cubic_term",
+        "GELU's tanh form leaves out the cubic term: tanh(sqrt(2/π) x); it is "
+        "0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))",
+        {"gelu": _gelu_tanh_without_cubic},
     )
 )
 
