@@ -46,6 +46,10 @@ def test_the_judge_reads_the_known_mistakes_from_a_table_not_the_catalog(bundle)
     assert {c.mistake for c in table.candidates("rope", "theta_100")} == {
         "rope_rotate_half",
         "rope_theta_fixed",
+        "rope_cos_sin_swapped",
+        "rope_rotation_reversed",
+        "rope_frequencies_k_over_d",
+        "rope_positions_from_one",
     }
 
 
