@@ -207,7 +207,8 @@ def get_batch_samples(
     memmap: bool = False,
 ) -> dict[str, Any]:
     """`calls` batches from `dataset` (1-D ids), given as a NumPy array, or as a read-only
-    uint16 `np.memmap` of a file when `memmap`; every x and y, stacked, and their devices."""
+    uint16 `np.memmap` of a file when `memmap`; every x and y, stacked, and their devices
+    and dtypes (as `str(tensor.dtype)`)."""
     array = dataset.numpy()
     with tempfile.TemporaryDirectory() as tmp:
         if memmap:
@@ -215,19 +216,22 @@ def get_batch_samples(
             array.astype(np.uint16).tofile(path)
             array = np.memmap(path, dtype=np.uint16, mode="r")
         get_batch = adapter(module, "run_get_batch")
-        xs, ys, devices = [], [], set()
+        xs, ys, devices, dtypes = [], [], set(), set()
         for _ in range(calls):
             x, y = get_batch(array, batch_size, context_length, device)
             devices |= {str(x.device), str(y.device)}
+            dtypes |= {str(x.dtype), str(y.dtype)}
             if x.device.type != "meta" and y.device.type != "meta":  # meta tensors hold no values
-                xs.append(x.detach().cpu())
-                ys.append(y.detach().cpu())
+                # As int64, which the wire carries whatever the dtype (a uint16 is refused).
+                xs.append(x.detach().cpu().to(torch.int64))
+                ys.append(y.detach().cpu().to(torch.int64))
         del array  # the memmap's file is removed with `tmp`
     empty = torch.empty(0, dtype=torch.int64)
     return {
         "x": torch.cat(xs) if xs else empty,
         "y": torch.cat(ys) if ys else empty,
         "devices": sorted(devices),
+        "dtypes": sorted(dtypes),
     }
 
 

@@ -39,23 +39,26 @@ def test_get_batch(case, adapters):
     x, y = out["x"], out["y"]
     rows = p["calls"] * p["batch_size"]
     assert out["devices"] == ["cpu"], f"asked for device 'cpu', got tensors on {out['devices']}"
+    source = "the uint16 memmap" if p["memmap"] else f"the {data.dtype} array"
+    assert out["dtypes"] == [str(torch.int64)], (
+        f"x and y have dtype {' and '.join(out['dtypes'])}; token ids must be torch.long "
+        f"(int64), whatever the dtype of the dataset ({source}): the embedding and the loss "
+        "index with them. Convert the batch, e.g. torch.from_numpy(...).long()"
+    )
     for name, t in (("x", x), ("y", y)):
         assert tuple(t.shape) == (rows, context), (
             f"{name}: shape {tuple(t.shape)} over {p['calls']} calls, expected "
             f"(batch_size, context_length) = ({p['batch_size']}, {context}) per call"
         )
-        assert not t.dtype.is_floating_point and t.dtype != torch.bool, (
-            f"{name}: dtype {t.dtype}, expected integer token ids"
-        )
-    starts = x[:, 0].long() - first
+    starts = x[:, 0] - first
     valid = len(data) - context  # starts 0 … len − context − 1: the label needs one more id
     assert starts.min() >= 0 and starts.max() < valid, (
         f"a window starts at index {int(starts.max())} (or {int(starts.min())}); valid starts "
         f"are 0 … {valid - 1}, since the labels need the id after the window"
     )
     windows = starts[:, None] + torch.arange(context)
-    assert torch.equal(x.long(), data[windows]), "x is not a run of consecutive dataset ids"
-    assert torch.equal(y.long(), data[windows + 1]), (
+    assert torch.equal(x, data[windows]), "x is not a run of consecutive dataset ids"
+    assert torch.equal(y, data[windows + 1]), (
         "y is not x shifted by one (the dataset ids following each position of x)"
     )
     counts = torch.bincount(starts, minlength=valid).tolist()
