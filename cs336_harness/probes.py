@@ -134,13 +134,16 @@ def gradient_clipping(
     values: list[torch.Tensor],
     grads: list[torch.Tensor | None],
     max_l2_norm: float,
+    as_generator: bool = False,
 ) -> dict[str, list[torch.Tensor | None]]:
     """Parameters holding `values` and `grads` (None: no gradient), clipped in place; their
-    gradients and values afterwards."""
+    gradients and values afterwards. `as_generator`: handed over as a generator, which can
+    be iterated once (as `model.parameters()` is), rather than a list."""
     params = [torch.nn.Parameter(v.clone()) for v in values]
     for p, g in zip(params, grads, strict=True):
         p.grad = None if g is None else g.clone()
-    adapter(module, "run_gradient_clipping")(params, max_l2_norm)
+    given = (p for p in params) if as_generator else params
+    adapter(module, "run_gradient_clipping")(given, max_l2_norm)
     return {"grads": [p.grad for p in params], "values": [p.detach() for p in params]}
 
 

@@ -11,10 +11,17 @@ from tests.tolerances import GRADIENT_CLIPPING
 pytestmark = pytest.mark.family("gradient_clipping")
 
 
+def _parameters(case) -> tuple[list[torch.Tensor], list[torch.Tensor | None]]:
+    """The case's parameter values and gradients (None: the parameter has no gradient)."""
+    count = case.params["count"]
+    return [case[f"value.{i}"] for i in range(count)], [
+        case.tensors.get(f"grad.{i}") for i in range(count)
+    ]
+
+
 def test_gradient_clipping(case, adapters):
     p = case.params
-    values = [case[f"value.{i}"] for i in range(p["count"])]
-    grads = [case.tensors.get(f"grad.{i}") for i in range(p["count"])]
+    values, grads = _parameters(case)
     out = probes.gradient_clipping(
         adapters, values=values, grads=grads, max_l2_norm=p["max_l2_norm"]
     )
@@ -28,4 +35,29 @@ def test_gradient_clipping(case, adapters):
     assert_matches_oracle(
         clipped, case.expected, dtype=torch.float32, **GRADIENT_CLIPPING,
         what="the gradients after clipping (every parameter's, flattened in order)",
+    )  # fmt: skip
+
+
+def test_gradient_clipping_given_a_generator(case, adapters):
+    """The parameters handed over as a generator, as `model.parameters()` is: a clipper that
+    iterates them twice (once for the norm, once to scale) finds nothing the second time."""
+    p = case.params
+    values, grads = _parameters(case)
+    out = probes.gradient_clipping(
+        adapters, values=values, grads=grads, max_l2_norm=p["max_l2_norm"], as_generator=True
+    )
+    after = [g for g in out["grads"] if g is not None]
+    before = [g for g in grads if g is not None]
+    clipped = torch.cat([g.reshape(-1) for g in after])
+    untouched = len(after) == len(before) and all(map(torch.equal, after, before))
+    if untouched and not torch.equal(clipped, case.expected):
+        pytest.fail(
+            "given the parameters as a generator (as model.parameters() is), no gradient was "
+            "clipped: is `parameters` iterated twice? A generator is empty the second time; "
+            "make it a list first (params = list(parameters))",
+            pytrace=False,
+        )
+    assert_matches_oracle(
+        clipped, case.expected, dtype=torch.float32, **GRADIENT_CLIPPING,
+        what="the gradients after clipping parameters given as a generator",
     )  # fmt: skip
