@@ -157,14 +157,17 @@ def adamw_trajectory(
     grads: list[list[torch.Tensor | None]],
     groups: list[dict[str, Any]],
     device: str = "cpu",
+    resume_at: int | None = None,
 ) -> dict[str, Any]:
     """Parameters starting at `initial`, stepped by the submission's AdamW with the gradient
     `grads[t][i]` for parameter i at step t (None: no gradient that step).
 
     `groups` are the optimizer's parameter groups: each has `params` (indices into
     `initial`) and hyperparameters; the first group's hyperparameters are also passed as
-    the constructor's keyword arguments. Returns every parameter after every step, and the
-    devices the optimizer's state tensors live on.
+    the constructor's keyword arguments. After `resume_at` steps (None: never), the
+    optimizer's `state_dict()` goes through `torch.save` and `torch.load`, as in a
+    checkpoint, into a fresh optimizer that takes the remaining steps. Returns every
+    parameter after every step, and the devices the optimizer's state tensors live on.
     """
     params = [torch.nn.Parameter(v.clone().to(device)) for v in initial]
     param_groups = [
@@ -177,9 +180,16 @@ def adamw_trajectory(
     for g in param_groups:
         if "betas" in g:
             g["betas"] = tuple(g["betas"])
-    optimizer = adapter(module, "get_adamw_cls")()(param_groups, **defaults)
+    adamw = adapter(module, "get_adamw_cls")()
+    optimizer = adamw(param_groups, **defaults)
     trajectory = []
-    for step in grads:
+    for t, step in enumerate(grads):
+        if t == resume_at:
+            saved = io.BytesIO()
+            torch.save(optimizer.state_dict(), saved)
+            saved.seek(0)
+            optimizer = adamw(param_groups, **defaults)
+            optimizer.load_state_dict(torch.load(saved, weights_only=False))
         optimizer.zero_grad(set_to_none=True)
         for p, g in zip(params, step, strict=True):
             p.grad = None if g is None else g.clone().to(device)

@@ -19,8 +19,9 @@ def adamw_with(
     "second_moment_plain" (v ← β₂v + (1 − β₂)g), "bias_correction_inverted" (the step size
     lr·(1 − β₁ᵗ)/√(1 − β₂ᵗ)), "first_moment_only_corrected" (lr·m̂/(√v + ε)),
     "shared_step" (one step count for the optimizer), "decay_without_grad" (a parameter
-    without a gradient decayed all the same) or "update_added" (θ ← θ + update, ascent);
-    None: no mistake.
+    without a gradient decayed all the same), "update_added" (θ ← θ + update, ascent) or
+    "moments_outside_state" (each parameter's step count and moments kept in a dict
+    attribute of the optimizer's own, which `state_dict()` does not see); None: no mistake.
 
     `decay_order` ("after_update" or "first") and `eps_added_to` ("sqrt_v" or "sqrt_v_hat"):
     the reading, as `oracle.adamw_trajectory` names them; the defaults are the handout's."""
@@ -30,6 +31,7 @@ def adamw_with(
             self.fixed = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
             super().__init__(params, dict(self.fixed))
             self.steps = 0  # the optimizer's own count of step() calls ("shared_step")
+            self.moments: dict[torch.Tensor, dict] = {}  # "moments_outside_state"
 
         def _decay(self, p, lr, decay):
             if mistake == "decay_without_lr":
@@ -51,7 +53,10 @@ def adamw_with(
                             self._decay(p, lr, decay)
                         continue
                     g = p.grad + decay * p if mistake == "coupled_decay" else p.grad
-                    state = self.state[p]
+                    if mistake == "moments_outside_state":
+                        state = self.moments.setdefault(p, {})
+                    else:
+                        state = self.state[p]
                     if not state:
                         state["t"], state["m"], state["v"] = (
                             1 if mistake == "step_count_ahead" else 0,
