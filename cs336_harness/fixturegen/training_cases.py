@@ -49,6 +49,15 @@ def add_cross_entropy(fs: FixtureSet) -> None:
     rng = fs.rng("cross_entropy", "vocab_10000")
     add("vocab_10000", "4 rows over the reference vocabulary of 10000",
         normal(rng, 4, 10000, std=3.0), rng.integers(0, 10000, 4))  # fmt: skip
+    rng = fs.rng("cross_entropy", "target_far_below")
+    logits, targets = normal(rng, 6, 19, std=2.0), rng.integers(0, 19, 6)
+    # Whatever the draw, every target's logit trails its row's largest by 300 to 500: far
+    # past float32's exp range (e^-104 is its smallest positive value).
+    gaps = rng.uniform(300.0, 500.0, 6).astype(np.float32)
+    logits[np.arange(6), targets] = logits.max(axis=-1) - gaps
+    add("target_far_below", "each target's logit 300 to 500 below its row's largest: "
+        "softmax(logits)[target] underflows to 0, so -log of it is inf; log-sum-exp minus "
+        "the target's logit is not", logits, targets)  # fmt: skip
 
 
 def _gradients(rng: np.random.Generator, shapes: list[tuple[int, ...]], scales: list[float]):
