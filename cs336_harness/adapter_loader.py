@@ -4,7 +4,8 @@ The tests never import an adapters module themselves: they receive an `Adapters`
 whose `run_*` attributes forward to whichever module `--adapters` / `CS336_ADAPTERS` names.
 A missing function or a `NotImplementedError` fails only the tests that need that function,
 each with the one line `not implemented: run_rope` (and where it was raised, when that was
-below the adapter: `not_implemented`). A module that cannot be found or imported
+below the adapter: `not_implemented`). A call that changes a tensor it was given
+fails, naming it (`inputs_unchanged`). A module that cannot be found or imported
 is a usage error: `Adapters(spec)` raises `UnimportableAdapters` with one line naming it.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from _pytest.outcomes import Failed
 
+from cs336_harness import inputs_unchanged
 from cs336_harness.not_implemented import in_library, message, where_raised
 from cs336_harness.probes import needs_of, run_probe
 
@@ -136,11 +138,16 @@ class Adapters:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
+            before = inputs_unchanged.fingerprints(args, kwargs)
             try:
-                return function(*args, **kwargs)
+                result = function(*args, **kwargs)
             except NotImplementedError as error:
                 where = where_raised(error, self.module, [name])
                 raise NotImplementedFailure(message(name, where), pytrace=False) from None
+            changed = inputs_unchanged.changed(before, args, kwargs)
+            if changed:
+                pytest.fail(inputs_unchanged.message(name, ", ".join(changed)), pytrace=False)
+            return result
 
         return call
 

@@ -75,6 +75,10 @@ def needs_of(name: str) -> tuple[str, ...]:
 # -- input gradients -------------------------------------------------------------------------
 
 
+# PyTorch's refusal of an in-place operation on a tensor that requires grad: an input here.
+IN_PLACE_ON_LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
 @probe()
 def input_gradients(
     module: ModuleType,
@@ -90,6 +94,7 @@ def input_gradients(
     ``{"detached": reason}`` when the output does not require grad (nothing connects it to
     the inputs through autograd), ``{"returned": type name}`` for an output that is not a
     tensor, ``{"shape": [...]}`` when it is not shaped like `projection`,
+    ``{"in_place": True}`` when PyTorch refused an in-place operation on an input,
     ``{"not_implemented": adapter}`` for a missing adapter or one that
     raises NotImplementedError, with ``"where"`` it was raised when that was below the
     adapter (the adapter is an argument here, so this probe names it itself rather than
@@ -106,6 +111,10 @@ def input_gradients(
         left_off = not torch.is_grad_enabled()
     except NotImplementedError as error:
         return {"not_implemented": adapter, "where": where_raised(error, module, [adapter])}
+    except RuntimeError as error:
+        if IN_PLACE_ON_LEAF not in str(error):
+            raise
+        return {"in_place": True}
     finally:
         # An adapter that switches autograd off for good fails here, not every test after it.
         torch.set_grad_enabled(True)

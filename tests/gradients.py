@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from cs336_harness import probes
+from cs336_harness import inputs_unchanged, probes
 from cs336_harness.adapter_loader import NotImplementedFailure
 from cs336_harness.cases import Case
 from cs336_harness.compare import assert_matches_oracle
@@ -46,6 +46,10 @@ def assert_input_gradients(
     if "not_implemented" in result:
         # Named by the adapter asked for: under the grader the reply is the worker's word.
         raise NotImplementedFailure(message(adapter, result.get("where")), pytrace=False)
+    names = " or ".join(expected)
+    if "in_place" in result:
+        how = "was written to, which PyTorch refuses for an input that requires grad"
+        pytest.fail(inputs_unchanged.message(adapter, names, how), pytrace=False)
     if "returned" in result:
         pytest.fail(f"output: expected a torch.Tensor, got {result['returned']}", pytrace=False)
     if "shape" in result:
@@ -53,7 +57,6 @@ def assert_input_gradients(
             f"output: shape {tuple(result['shape'])}, expected {tuple(projection.shape)}",
             pytrace=False,
         )
-    names = " or ".join(expected)
     if "detached" in result:
         pytest.fail(f"no gradient reached {names}: {result['detached']}", pytrace=False)
     missing = [name for name in expected if result["grads"][name] is None]

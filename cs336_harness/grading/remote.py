@@ -9,6 +9,7 @@ worker becomes one test's failure:
 | in the worker                         | the test                                   |
 |---------------------------------------|--------------------------------------------|
 | the adapter raises                    | gets `SubmissionRaised` (an `Exception`)   |
+| it changed a tensor argument in place | fails, naming it (`inputs_unchanged`)      |
 | missing, or NotImplementedError       | fails "not implemented: run_x" (→ where)   |
 | importing the adapters fails or hangs | fails, and so does every later call        |
 | past its CPU time or wall-clock cap   | times out; the worker is killed            |
@@ -29,6 +30,7 @@ from typing import Any
 
 from _pytest.outcomes import Failed
 
+from cs336_harness import inputs_unchanged
 from cs336_harness.adapter_loader import (
     AdapterImportFailure,
     NotImplementedFailure,
@@ -329,11 +331,18 @@ class RemoteAdapters:
             raise BadReply(f"{name} sent back {error}", pytrace=False) from None
         finally:
             self._charge(clock)
-        return self._result(name, reply)
+        return self._result(name, reply, request)
 
-    def _result(self, name: str, reply: dict[str, Any]) -> Any:
+    def _result(self, name: str, reply: dict[str, Any], request: dict[str, Any]) -> Any:
         __tracebackhide__ = True
         if "value" in reply:
+            changed = reply.get("changed")
+            if "call" in request and isinstance(changed, list):
+                # Named by the judge: only the arguments it sent, whatever the worker says.
+                sent = inputs_unchanged.argument_tensors(request["args"], request["kwargs"])
+                names = [n for n, _ in sent if n in changed]
+                if names:
+                    raise Failed(inputs_unchanged.message(name, ", ".join(names)), pytrace=False)
             return reply["value"]
         if "not_implemented" in reply:
             # The adapters are the ones this judge asked for; the location is the worker's

@@ -4,7 +4,8 @@
 (`remote.RemoteAdapters`) with the protocol on its stdin and stdout. It says it has booted
 (torch imported, no submission code run yet), imports the submission's adapters, says
 whether that worked, then answers one request at a time until its stdin closes: a `run_*`
-call, or a probe of the adapters (`cs336_harness.probes`).
+call (with the names of the tensor arguments it changed in place, `inputs_unchanged`), or a
+probe of the adapters (`cs336_harness.probes`).
 
 Nothing here is trusted: the submission can replace any of it once imported. That is
 fine, because the judge believes nothing the worker says beyond "this is the value I
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from cs336_harness import inputs_unchanged
 from cs336_harness.adapter_loader import exception_line, load_module
 from cs336_harness.grading.protocol import (
     TEXT_CHARS,
@@ -54,8 +56,12 @@ def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
     name, run = _callable(module, request)
     if run is None:
         return encode({"not_implemented": name})
+    # A call's tensor arguments are checked for changes in place (a probe checks its own).
+    args, kwargs = request.get("args", []), request.get("kwargs", {})
+    before = {} if "probe" in request else inputs_unchanged.fingerprints(args, kwargs)
     try:
         value = run()
+        changed = inputs_unchanged.changed(before, args, kwargs)
     except NotImplementedError as error:
         reply = {"not_implemented": name}
         where = where_raised(error, module, needs_of(name) if "probe" in request else [name])
@@ -67,7 +73,7 @@ def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
         # the frame's header too large to be read at all.
         return encode({"raised": type(error).__name__, "message": str(error)[:TEXT_CHARS]})
     try:
-        return encode({"value": value})
+        return encode({"value": value} | ({"changed": changed} if changed else {}))
     except Unsendable as error:
         return encode({"unsendable": str(error)})
 

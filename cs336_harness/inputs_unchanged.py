@@ -1,0 +1,78 @@
+"""Whether an adapter handed its tensors back as it got them.
+
+A component that writes into its input (`x.sub_(x.max())` in a softmax, `x /= rms` in a
+norm) can return the right output, yet the caller's tensor is gone: the residual stream a
+block adds back, or the logits a loss is taken of twice. Every `run_*` call is therefore
+checked: the tensors among its arguments (in lists and dicts too) are fingerprinted before
+the call and compared after it, locally by `adapter_loader.Adapters` and under the grader
+in the worker, which reports the names of the changed arguments to the judge.
+
+In the worker the check runs beside the submission, which may have replaced PyTorch's
+functions by then (`torch.equal`, `Tensor.__eq__`, ...): the fingerprint uses only the
+tensor methods captured here, at import, before any submission code runs, and compares
+Python bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+# Captured at import: what a submission does to torch later does not reach the check.
+_TENSOR = torch.Tensor
+_DETACH = torch.Tensor.detach
+_CPU = torch.Tensor.cpu
+_RESHAPE = torch.Tensor.reshape
+_CONTIGUOUS = torch.Tensor.contiguous
+_VIEW = torch.Tensor.view
+_NUMPY = torch.Tensor.numpy
+_UINT8 = torch.uint8
+
+Fingerprints = dict[str, tuple[str, tuple[int, ...], bytes]]
+
+
+def _tensors(value: Any, name: str) -> list[tuple[str, torch.Tensor]]:
+    """The tensors in `value` (an argument named `name`), each with its name: `weights`,
+    `weights['ln1.weight']`, `parameters[2]`."""
+    if isinstance(value, _TENSOR):
+        return [(name, value)]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in _tensors(v, f"{name}[{k!r}]")]
+    if isinstance(value, list | tuple):
+        return [t for i, v in enumerate(value) for t in _tensors(v, f"{name}[{i}]")]
+    return []
+
+
+def argument_tensors(args: tuple | list, kwargs: dict[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    """Every tensor among a call's arguments, named as a message names it (a positional
+    argument by its position: `argument 1`)."""
+    named = [(f"argument {i + 1}", v) for i, v in enumerate(args)] + list(kwargs.items())
+    return [t for name, value in named for t in _tensors(value, name)]
+
+
+def _fingerprint(tensor: torch.Tensor) -> tuple[str, tuple[int, ...], bytes]:
+    """Dtype, shape and the bytes of the values in logical order (a transpose in place
+    changes them, NaNs compare as equal bits)."""
+    flat = _CONTIGUOUS(_RESHAPE(_CPU(_DETACH(tensor)), (-1,)))
+    return str(tensor.dtype), tuple(tensor.shape), _NUMPY(_VIEW(flat, _UINT8)).tobytes()
+
+
+def fingerprints(args: tuple | list, kwargs: dict[str, Any]) -> Fingerprints:
+    """The fingerprint of every tensor argument that holds values (a meta tensor holds none)."""
+    return {name: _fingerprint(t) for name, t in argument_tensors(args, kwargs) if not t.is_meta}
+
+
+def changed(before: Fingerprints, args: tuple | list, kwargs: dict[str, Any]) -> list[str]:
+    """The names of the tensor arguments whose dtype, shape or values differ from `before`."""
+    now = fingerprints(args, kwargs)
+    return [name for name, print_ in before.items() if now.get(name) != print_]
+
+
+def message(adapter: str, names: str, how: str = "came back changed") -> str:
+    """The failure's one line, naming the likely mistake: `names` (of the arguments) `how`."""
+    return (
+        f"{adapter} changed its input in place: {names} {how} (an in-place operation such "
+        "as x.sub_(...), x /= ..., x[...] = ... or .copy_ writes into the caller's tensor); "
+        "compute on new tensors, out of place"
+    )
