@@ -51,7 +51,7 @@ def argument_tensors(args: tuple | list, kwargs: dict[str, Any]) -> list[tuple[s
     return [t for name, value in named for t in _tensors(value, name)]
 
 
-def _fingerprint(tensor: torch.Tensor) -> tuple[str, tuple[int, ...], bytes]:
+def fingerprint(tensor: torch.Tensor) -> tuple[str, tuple[int, ...], bytes]:
     """Dtype, shape and the bytes of the values in logical order (a transpose in place
     changes them, NaNs compare as equal bits)."""
     flat = _CONTIGUOUS(_RESHAPE(_CPU(_DETACH(tensor)), (-1,)))
@@ -60,7 +60,7 @@ def _fingerprint(tensor: torch.Tensor) -> tuple[str, tuple[int, ...], bytes]:
 
 def fingerprints(args: tuple | list, kwargs: dict[str, Any]) -> Fingerprints:
     """The fingerprint of every tensor argument that holds values (a meta tensor holds none)."""
-    return {name: _fingerprint(t) for name, t in argument_tensors(args, kwargs) if not t.is_meta}
+    return {name: fingerprint(t) for name, t in argument_tensors(args, kwargs) if not t.is_meta}
 
 
 def changed(before: Fingerprints, args: tuple | list, kwargs: dict[str, Any]) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from cs336_harness import inputs_unchanged
 from cs336_harness.not_implemented import where_raised
 
 
@@ -86,11 +87,19 @@ def input_gradients(
     kwargs: dict[str, Any],
     differentiable: list[str],
     projection: torch.Tensor,
+    parameters: list[list[str | None]] | None = None,
 ) -> dict[str, Any]:
     """Call `adapter` (a `run_*` name) with `kwargs`, the tensors named in `differentiable`
-    replaced by leaf copies that require grad, and backpropagate ``sum(output * projection)``.
+    and the weights in `parameters` replaced by leaf copies that require grad, and take the
+    gradients of ``sum(output * projection)``.
 
-    Returns ``{"grads": {name: .grad or None}}``; or, without running the backward,
+    A weight is `[argument, key]`: the argument itself (key None) or its dict's entry `key`.
+    Its gradient is its own leaf's where the adapter computes with it as given; else that of
+    a parameter in the output's graph holding its values, or their transpose (a module the
+    adapter built and loaded it into); else None.
+
+    Returns ``{"grads": {name: gradient or None}, "parameter_grads": [gradient or None, in
+    the order of parameters]}``; or, without running the backward,
     ``{"detached": reason}`` when the output does not require grad (nothing connects it to
     the inputs through autograd), ``{"returned": type name}`` for an output that is not a
     tensor, ``{"shape": [...]}`` when it is not shaped like `projection`,
@@ -105,9 +114,19 @@ def input_gradients(
     function = getattr(module, adapter, None)
     if not callable(function):
         return {"not_implemented": adapter}
-    leaves = {name: kwargs[name].detach().clone().requires_grad_(True) for name in differentiable}
+    leaves = {name: _leaf(kwargs[name]) for name in differentiable}
+    call = kwargs | leaves
+    weights = []
+    for argument, key in parameters or []:
+        if key is None:
+            call[argument] = weight = _leaf(kwargs[argument])
+        else:
+            if call[argument] is kwargs[argument]:
+                call[argument] = dict(kwargs[argument])
+            call[argument][key] = weight = _leaf(kwargs[argument][key])
+        weights.append(weight)
     try:
-        out = function(**(kwargs | leaves))
+        out = function(**call)
         left_off = not torch.is_grad_enabled()
     except NotImplementedError as error:
         return {"not_implemented": adapter, "where": where_raised(error, module, [adapter])}
@@ -130,8 +149,55 @@ def input_gradients(
         else:
             why = "no_grad, .detach(), .data or NumPy?"
         return {"detached": f"the output does not require grad ({why})"}
-    (out * projection.to(device=out.device, dtype=out.dtype)).sum().backward()
-    return {"grads": {name: leaf.grad for name, leaf in leaves.items()}}
+    given = [*leaves.values(), *weights]
+    ids = {id(t) for t in given}
+    built = [t for t in _graph_leaves(out) if id(t) not in ids]
+    loss = (out * projection.to(device=out.device, dtype=out.dtype)).sum()
+    grads = torch.autograd.grad(loss, [*given, *built], allow_unused=True)
+    held = _held_values(built, grads[len(given) :])
+    parameter_grads = [
+        grad if grad is not None else held.get(inputs_unchanged.fingerprint(weight))
+        for weight, grad in zip(weights, grads[len(leaves) : len(given)], strict=True)
+    ]
+    return {
+        "grads": dict(zip(leaves, grads[: len(leaves)], strict=True)),
+        "parameter_grads": parameter_grads,
+    }
+
+
+def _leaf(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.detach().clone().requires_grad_(True)
+
+
+def _graph_leaves(out: torch.Tensor) -> list[torch.Tensor]:
+    """The leaf tensors the output's autograd graph accumulates gradients into (the
+    parameters it was computed from), each once."""
+    leaves, seen, stack = [], set(), [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)  # an AccumulateGrad node's leaf
+        if isinstance(variable, torch.Tensor):
+            leaves.append(variable)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return leaves
+
+
+def _held_values(
+    parameters: list[torch.Tensor], grads: tuple[torch.Tensor | None, ...]
+) -> dict[tuple, torch.Tensor]:
+    """Fingerprint of the values → gradient, for each parameter with a gradient: its own
+    values, and for a matrix those of its transpose too (with the gradient transposed)."""
+    held = {}
+    for parameter, grad in zip(parameters, grads, strict=True):
+        if grad is None:
+            continue
+        if parameter.ndim == 2:
+            held[inputs_unchanged.fingerprint(parameter.detach().T)] = grad.T
+        held[inputs_unchanged.fingerprint(parameter)] = grad
+    return held
 
 
 # -- gradient clipping -----------------------------------------------------------------------

@@ -4,6 +4,8 @@ import pytest
 import torch
 
 from cs336_harness.compare import assert_matches_oracle
+from tests.gradients import assert_input_gradients
+from tests.tolerances import EMBEDDING_BACKWARD
 
 pytestmark = pytest.mark.family("embedding")
 
@@ -17,3 +19,14 @@ def test_embedding(case, adapters):
     )
     # A lookup does no arithmetic: the rows must come back bit for bit.
     assert_matches_oracle(out, case.expected, dtype=torch.float32, rtol=0.0, atol=0.0)
+
+
+@pytest.mark.family("embedding", cases="backward")
+def test_embedding_backward(case, adapters):
+    kwargs = {
+        "vocab_size": case.params["vocab_size"],
+        "d_model": case.params["d_model"],
+        "weights": case.weights["weight"],
+        "token_ids": case["token_ids"],
+    }
+    assert_input_gradients(adapters, case, "run_embedding", kwargs, EMBEDDING_BACKWARD)

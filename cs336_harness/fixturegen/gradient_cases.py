@@ -1,17 +1,20 @@
 """Backward cases: for each differentiable family, the gradients its inputs must receive.
 
 A case stores the forward's arguments, a fixed random `grad_projection` shaped like the
-output, and `expected_grad.<argument>`: the oracle's gradient of
-``sum(grad_projection * output)`` with respect to that argument. Its params carry
+output, and `expected_grad.<name>`: the oracle's gradient of
+``sum(grad_projection * output)`` with respect to the float argument or the weight of that
+name (weights by their SPEC names, `weight`, `w1.weight`, `attn.q_proj.weight`). Its params carry
 ``"backward": true``, so only the family's `test_<family>_backward` runs on it (the plugin's
 ``cases="backward"``). The cases are small: their point is that an implementation which
 detaches, uses ``.data``, computes under ``no_grad`` or goes through NumPy has an output that
 no gradient flows back through, or flows back wrong, and any size shows that.
 
-Only the inputs' gradients are stored: the adapters copy the weights into fresh parameters
-(``load_state_dict``), so no gradient reaches the tensors a test hands them. Before a
-gradient is stored, `check_gradients` compares it with a central difference of the forward
-oracle along a random direction, and the generation stops if they disagree.
+The weights' gradients are those of the parameters an adapter builds around them (it may
+copy them into a module with ``load_state_dict``, or use them as they are): a Linear that
+computes with ``weight.data``, or a norm with a detached gain, gives the right output and
+the right input gradient, and no gradient to its weight. Before a gradient is stored,
+`check_gradients` compares it with a central difference of the forward oracle along a
+random direction, and the generation stops if they disagree.
 """
 
 from __future__ import annotations
@@ -44,17 +47,21 @@ def _add(
     weights: dict[str, np.ndarray] | None = None,
 ) -> None:
     """Draw the projection, compute and verify the gradients of `differentiable` (the
-    arguments by their adapter names), and store the case.
+    arguments by their adapter names) and of `weights` (by their SPEC names), and store the
+    case.
 
-    `forward(values)` and `gradients(values, d_out)` see the differentiable arguments by
-    name; everything else they need (weights, positions, masks) they hold themselves.
+    `forward(values)` and `gradients(values, d_out)` see the differentiable arguments and
+    the weights by name; everything else they need (positions, masks) they hold themselves.
     """
-    output = forward(differentiable)
+    values = differentiable | (weights or {})
+    output = forward(values)
     projection = normal(fs.rng(family, case_id, "projection"), *output.shape)
-    grads = gradients(differentiable, projection.astype(np.float64))
+    grads = gradients(values, projection.astype(np.float64))
+    if set(grads) != set(values):
+        raise ValueError(f"{family}/{case_id}: gradients of {sorted(grads)}, not {sorted(values)}")
     try:
         backward.check_gradients(
-            forward, differentiable, grads, projection, fs.rng(family, case_id, "check")
+            forward, values, grads, projection, fs.rng(family, case_id, "check")
         )
     except backward.GradientCheckError as error:
         raise backward.GradientCheckError(f"{family}/{case_id}: {error}") from None
@@ -72,6 +79,21 @@ def _add(
     )
 
 
+def _renamed(grads: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """An oracle backward's gradients as `_add` names them: its input `x` as the adapters'
+    `in_features`, its parameters under their SPEC names, as they are."""
+    return {("in_features" if name == "x" else name): g for name, g in grads.items()}
+
+
+def _matrices(values: Mapping[str, np.ndarray], *names: str) -> list[np.ndarray]:
+    """The weight matrices `<name>.weight`, in the order named."""
+    return [values[f"{name}.weight"] for name in names]
+
+
+# The attention projections, in the oracle's argument order.
+MHA = ("q_proj", "k_proj", "v_proj", "output_proj")
+
+
 def _add_linear(fs: FixtureSet) -> None:
     rng = fs.rng("linear", "backward")
     w = linear_weight(rng, 5, 7)
@@ -80,9 +102,25 @@ def _add_linear(fs: FixtureSet) -> None:
         "d(in_features) = d(out) W: (2, 3, 7) -> 5, a non-square W",
         {"d_in": 7, "d_out": 5},
         {"in_features": normal(rng, 2, 3, 7)},
-        lambda v: oracle.linear(v["in_features"], w),
-        lambda v, d: {"in_features": backward.linear_backward(v["in_features"], w, d)["x"]},
+        lambda v: oracle.linear(v["in_features"], v["weight"]),
+        lambda v, d: _renamed(backward.linear_backward(v["in_features"], v["weight"], d)),
         weights={"weight": w},
+    )  # fmt: skip
+
+
+def _add_embedding(fs: FixtureSet) -> None:
+    rng = fs.rng("embedding", "backward")
+    ids = rng.integers(0, 12, (3, 7))  # 21 ids in 12 rows: some row is looked up twice
+    _add(
+        fs, "embedding", "backward_repeated_ids",
+        "ids (3, 7) into a 12 x 8 table: a row looked up more than once sums the gradients "
+        "of its uses, a row never looked up gets zero",
+        {"vocab_size": 12, "d_model": 8},
+        {},
+        lambda v: oracle.embedding(v["weight"], ids),
+        lambda v, d: backward.embedding_backward(v["weight"], ids, d),
+        others={"token_ids": ids},
+        weights={"weight": normal(rng, 12, 8)},
     )  # fmt: skip
 
 
@@ -94,10 +132,8 @@ def _add_rmsnorm(fs: FixtureSet) -> None:
         "d_model 16: the normaliser's own dependence on x is about a quarter of the gradient",
         {"d_model": 16, "eps": eps},
         {"in_features": normal(rng, 3, 5, 16, std=2.0)},
-        lambda v: oracle.rmsnorm(v["in_features"], gain, eps),
-        lambda v, d: {
-            "in_features": backward.rmsnorm_backward(v["in_features"], gain, d, eps)["x"]
-        },
+        lambda v: oracle.rmsnorm(v["in_features"], v["weight"], eps),
+        lambda v, d: _renamed(backward.rmsnorm_backward(v["in_features"], v["weight"], d, eps)),
         weights={"weight": gain},
     )  # fmt: skip
 
@@ -111,10 +147,10 @@ def _add_layernorm(fs: FixtureSet) -> None:
         "d_model 16, rows off centre: both the mean and the variance pass gradient back",
         {"d_model": 16, "eps": eps},
         {"in_features": x},
-        lambda v: oracle.layernorm(v["in_features"], gain, shift, eps),
-        lambda v, d: {
-            "in_features": backward.layernorm_backward(v["in_features"], gain, shift, d, eps)["x"]
-        },
+        lambda v: oracle.layernorm(v["in_features"], v["weight"], v["bias"], eps),
+        lambda v, d: _renamed(
+            backward.layernorm_backward(v["in_features"], v["weight"], v["bias"], d, eps)
+        ),
         weights={"weight": gain, "bias": shift},
     )  # fmt: skip
 
@@ -182,10 +218,10 @@ def _add_feedforward(fs: FixtureSet) -> None:
         "d_model 24, d_ff 40: gradient through both the gate and the value",
         {"d_model": 24, "d_ff": 40},
         {"in_features": normal(rng, 3, 5, 24)},
-        lambda v: oracle.swiglu(v["in_features"], w1, w2, w3),
-        lambda v, d: {
-            "in_features": backward.swiglu_backward(v["in_features"], w1, w2, w3, d)["x"]
-        },
+        lambda v: oracle.swiglu(v["in_features"], *_matrices(v, "w1", "w2", "w3")),
+        lambda v, d: _renamed(
+            backward.swiglu_backward(v["in_features"], *_matrices(v, "w1", "w2", "w3"), d)
+        ),
         weights={"w1.weight": w1, "w2.weight": w2, "w3.weight": w3},
     )  # fmt: skip
     rng = fs.rng("positionwise_feedforward", "backward")
@@ -195,10 +231,10 @@ def _add_feedforward(fs: FixtureSet) -> None:
         "d_model 16, d_ff 24, exact GELU, inputs ~N(0, 4)",
         {"d_model": 16, "d_ff": 24},
         {"in_features": normal(rng, 2, 5, 16, std=2.0)},
-        lambda v: oracle.feedforward(v["in_features"], w1, w2),
-        lambda v, d: {
-            "in_features": backward.feedforward_backward(v["in_features"], w1, w2, d)["x"]
-        },
+        lambda v: oracle.feedforward(v["in_features"], *_matrices(v, "w1", "w2")),
+        lambda v, d: _renamed(
+            backward.feedforward_backward(v["in_features"], *_matrices(v, "w1", "w2"), d)
+        ),
         weights={"w1.weight": w1, "w2.weight": w2},
     )  # fmt: skip
 
@@ -256,7 +292,7 @@ def _add_attention(fs: FixtureSet) -> None:
 def _projections(rng: np.random.Generator, d_model: int) -> dict[str, np.ndarray]:
     return {
         f"{p}.weight": linear_weight(rng, d_model, d_model, QK_SCALE if p[0] in "qk" else 1.0)
-        for p in ("q_proj", "k_proj", "v_proj", "output_proj")
+        for p in MHA
     }
 
 
@@ -267,7 +303,6 @@ def _add_mha(fs: FixtureSet) -> None:
     ):
         rng = fs.rng(family, "backward")
         w = _projections(rng, 16)
-        matrices = [w[f"{p}.weight"] for p in ("q_proj", "k_proj", "v_proj", "output_proj")]
         x = normal(rng, 2, seq, 16)
         params: dict[str, Any] = {"d_model": 16, "num_heads": 2}
         rope: dict[str, Any] = {}
@@ -280,14 +315,15 @@ def _add_mha(fs: FixtureSet) -> None:
             others = {"token_positions": positions}
             description += ", RoPE at positions per batch row"
 
-        def forward(v, rope=rope, matrices=matrices):
-            return oracle.multihead_self_attention(v["in_features"], *matrices, 2, **rope)
+        def forward(v, rope=rope):
+            return oracle.multihead_self_attention(v["in_features"], *_matrices(v, *MHA), 2, **rope)
 
-        def gradients(v, d, rope=rope, matrices=matrices):
-            g = backward.multihead_self_attention_backward(
-                v["in_features"], *matrices, 2, d, **rope
+        def gradients(v, d, rope=rope):
+            return _renamed(
+                backward.multihead_self_attention_backward(
+                    v["in_features"], *_matrices(v, *MHA), 2, d, **rope
+                )
             )
-            return {"in_features": g["x"]}
 
         _add(fs, family, case_id, description, params, {"in_features": x}, forward, gradients,
              others=others, weights=w)  # fmt: skip
@@ -297,24 +333,32 @@ def _add_block(fs: FixtureSet) -> None:
     config = {"d_model": 16, "num_heads": 2, "d_ff": 32, "rope_theta": 10000.0}
     rng = fs.rng("transformer_block", "backward")
     w = block_weights(rng, config)
+
+    def weights(v):
+        return {name: v[name] for name in w}
+
     _add(
         fs, "transformer_block", "backward_small",
         "d_model 16, 2 heads, d_ff 32: through both residual branches and both norms",
         {"d_model": 16, "num_heads": 2, "d_ff": 32, "max_seq_len": 16, "theta": 10000.0},
         {"in_features": normal(rng, 2, 6, 16)},
-        lambda v: oracle.transformer_block(v["in_features"], w, num_heads=2, config=config),
-        lambda v, d: {
-            "in_features": backward.transformer_block_backward(
-                v["in_features"], w, d, num_heads=2, config=config
-            )["x"]
-        },
+        lambda v: oracle.transformer_block(
+            v["in_features"], weights(v), num_heads=2, config=config
+        ),
+        lambda v, d: _renamed(
+            backward.transformer_block_backward(
+                v["in_features"], weights(v), d, num_heads=2, config=config
+            )
+        ),
         weights=w,
     )  # fmt: skip
 
 
 def add_gradients(fs: FixtureSet) -> None:
-    """Add one or two backward cases to every family whose adapter takes a float input."""
+    """Add one or two backward cases to every family whose adapter takes a float input or
+    weights."""
     _add_linear(fs)
+    _add_embedding(fs)
     _add_rmsnorm(fs)
     _add_layernorm(fs)
     _add_elementwise(fs)
