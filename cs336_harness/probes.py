@@ -166,6 +166,7 @@ def input_gradients(
 
 
 def _leaf(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of `tensor` that requires grad and has no history: a leaf of the graph."""
     return tensor.detach().clone().requires_grad_(True)
 
 
