@@ -61,7 +61,8 @@ def test_the_location_reaches_the_verdict_cut_and_cleaned(
     lines = []
     for reply in (nested, own, forged, not_text):
         call = pytest.CallInfo.from_call(
-            functools.partial(judge._result, "run_silu", reply), when="call"
+            functools.partial(judge._result, "run_silu", reply, {"call": "run_silu"}),
+            when="call",
         )
         assert classify(call, SimpleNamespace(skipped=False)) == Status.NOT_IMPLEMENTED
         lines.append(call.excinfo.value.msg)
