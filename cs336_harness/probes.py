@@ -95,8 +95,8 @@ def input_gradients(
 
     A weight is `[argument, key]`: the argument itself (key None) or its dict's entry `key`.
     Its gradient is its own leaf's where the adapter computes with it as given; else that of
-    a parameter in the output's graph holding its values, or their transpose (a module the
-    adapter built and loaded it into); else None.
+    a parameter in the output's graph holding its values (a module the adapter built and
+    loaded it into: `_gradient_held`); else None.
 
     Returns ``{"grads": {name: gradient or None}, "parameter_grads": [gradient or None, in
     the order of parameters]}``; or, without running the backward,
@@ -154,9 +154,9 @@ def input_gradients(
     built = [t for t in _graph_leaves(out) if id(t) not in ids]
     loss = (out * projection.to(device=out.device, dtype=out.dtype)).sum()
     grads = torch.autograd.grad(loss, [*given, *built], allow_unused=True)
-    held = _held_values(built, grads[len(given) :])
+    held = [(p, g) for p, g in zip(built, grads[len(given) :], strict=True) if g is not None]
     parameter_grads = [
-        grad if grad is not None else held.get(inputs_unchanged.fingerprint(weight))
+        grad if grad is not None else _gradient_held(weight, held)
         for weight, grad in zip(weights, grads[len(leaves) : len(given)], strict=True)
     ]
     return {
@@ -186,19 +186,31 @@ def _graph_leaves(out: torch.Tensor) -> list[torch.Tensor]:
     return leaves
 
 
-def _held_values(
-    parameters: list[torch.Tensor], grads: tuple[torch.Tensor | None, ...]
-) -> dict[tuple, torch.Tensor]:
-    """Fingerprint of the values → gradient, for each parameter with a gradient: its own
-    values, and for a matrix those of its transpose too (with the gradient transposed)."""
-    held = {}
-    for parameter, grad in zip(parameters, grads, strict=True):
-        if grad is None:
-            continue
+def _gradient_held(
+    weight: torch.Tensor, held: list[tuple[torch.Tensor, torch.Tensor]]
+) -> torch.Tensor | None:
+    """The gradient of the parameter that holds `weight`'s values, cut to `weight`'s shape;
+    None when none does. A parameter holds them when its values in logical order, or for a
+    matrix those of its transpose, contain them as one aligned block: the weight as given,
+    reshaped (heads split out), transposed (stored for x @ W), or one of several fused into
+    one parameter (q, k and v stacked as one projection), each a correct way to store it.
+    Compared as bytes, so a submission's patched comparisons cannot make a match."""
+    dtype, _, wanted = inputs_unchanged.fingerprint(weight)
+    n = weight.numel()
+    for parameter, grad in held:
+        views = [(parameter.detach(), grad)]
         if parameter.ndim == 2:
-            held[inputs_unchanged.fingerprint(parameter.detach().T)] = grad.T
-        held[inputs_unchanged.fingerprint(parameter)] = grad
-    return held
+            views.append((parameter.detach().T, grad.T))
+        for values, gradient in views:
+            kind, _, raw = inputs_unchanged.fingerprint(values)
+            if kind != dtype or n == 0 or values.numel() % n:
+                continue
+            size = len(wanted)
+            for block in range(values.numel() // n):
+                if raw[block * size : (block + 1) * size] == wanted:
+                    flat = gradient.reshape(-1)
+                    return flat[block * n : (block + 1) * n].reshape(weight.shape)
+    return None
 
 
 # -- gradient clipping -----------------------------------------------------------------------
