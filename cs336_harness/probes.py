@@ -30,6 +30,7 @@ import torch
 
 from cs336_harness import inputs_unchanged
 from cs336_harness.not_implemented import where_raised
+from cs336_harness.rules.runtime import handing_over
 
 
 class MissingAdapter(NotImplementedError):
@@ -41,10 +42,12 @@ PROBES: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {}
 
 
 def adapter(module: ModuleType, name: str) -> Callable[..., Any]:
+    """The adapter `name` of `module`, for a probe to call: what it returns goes to the
+    harness's objects, which the rules' watcher is told of (`handing_over`)."""
     function = getattr(module, name, None)
     if not callable(function):
         raise MissingAdapter(name)
-    return function
+    return handing_over(function)
 
 
 def probe(*needs: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -262,5 +262,7 @@ def test_rules_lists_each_forbidden_use_with_its_line(pytester):
     )
     result = pytester.runpytest(TWO_FAMILIES[0], "--rules", f"--adapters={adapters}")
     finding = "forbidden: tests/adapters.py:4: torch.nn.functional.silu"
-    result.stdout.fnmatch_lines(["*the assignment's rules*", finding])
+    # And seen at run time, with the family of the tests that called it.
+    called = "called: silu: tests/adapters.py:4: torch.nn.functional.silu (* torch call*)"
+    result.stdout.fnmatch_lines(["*the assignment's rules*", finding, "*calls seen*", called])
     assert result.ret == 0  # reported, not failed: the rubric decides what a use costs

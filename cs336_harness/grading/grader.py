@@ -32,6 +32,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
 from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import Job, RunRecord, read_record
-from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
+from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.trusted import Bundle, remove_tree
 from cs336_harness.grading.untrusted import clean
@@ -252,6 +254,7 @@ class Grader:
             workers=first.workers + retry.workers,
             peak_memory=max(first.peak_memory, retry.peak_memory),
             notes=(*first.notes, note),
+            **_called((*first.called, *retry.called), max(first.called_count, retry.called_count)),
         )
 
     def _grade(
@@ -269,7 +272,11 @@ class Grader:
             else:
                 record, tests, output = self._judged(lane, home, left_out, select)
                 notes = _left_out_notes(left_out)
-                rules = _read_rules(home / "submission", self.policy)
+                rules = _read_rules(home / "submission", self.policy) | _called(
+                    Called(test.family, path, line, name, count)
+                    for test in tests
+                    for name, path, line, count in record.called.get(test.nodeid, ())
+                )
         finally:
             remove_tree(home)
         return SubmissionResult(
@@ -298,6 +305,7 @@ class Grader:
             limits=self.limits,
             sandbox=self.sandbox,
             cgroups=self.cgroups,
+            policy=self.policy,
         )
         (home / "job.json").write_text(job.to_json())
         timeout = self.limits.submission_wall + BOOT_WALL + JUDGE_SLACK
@@ -376,6 +384,17 @@ def _read_rules(submission: Path, policy: Policy) -> dict[str, Any]:
             clean(f"{u.path} ({u.reason})", PATH_CHARS) for u in unscanned[:RULES_KEPT]
         ),
     }
+
+
+def _called(sites: Iterable[Called], at_least: int = 0) -> dict[str, Any]:
+    """The forbidden calls the worker reported, one per (family, path, line, name) with
+    their counts summed, and how many there are (`at_least`: sites already counted and
+    perhaps no longer listed). The record's text is cleaned already."""
+    counts: Counter[Called] = Counter()
+    for site in sites:
+        counts[replace(site, count=0)] += site.count
+    merged = sorted(replace(site, count=count) for site, count in counts.items())
+    return {"called_count": max(len(merged), at_least), "called": tuple(merged[:RULES_KEPT])}
 
 
 def _left_out_notes(left_out: list[LeftOut]) -> tuple[str, ...]:

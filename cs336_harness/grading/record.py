@@ -10,11 +10,13 @@ JSON line per event, flushed at once:
                                               (0: no cgroup)
     {"event": "start", "nodeid": ...}
     {"event": "finish", "nodeid": ..., "status": ..., "message": ..., "details": ...,
-     "duration": ...}
+     "duration": ..., "called": [[name, path, line, count], ...]}
 
-`kind` is "contract" or "hardening" (the `hardening` marker). The judge runs only trusted
-code, so the record is the verdict; the reader still bounds what it loads, and cleans the
-text that quotes the submission (`untrusted`): this is where it enters the grader.
+`kind` is "contract" or "hardening" (the `hardening` marker); `called` (left out when
+empty) the forbidden calls the worker reported during the test (`remote.read_called`).
+The judge runs only trusted code, so the record is the verdict; the reader still bounds
+what it loads, and cleans the text that quotes the submission (`untrusted`): this is where
+it enters the grader.
 """
 
 from __future__ import annotations
@@ -38,14 +40,18 @@ from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.limits import Limits
 from cs336_harness.grading.remote import (
     BadReply,
+    CallSite,
     LoadSensitiveTimeout,
     RemoteAdapters,
     WorkerCrash,
     WorkerTimeout,
+    read_called,
 )
 from cs336_harness.grading.results import CONTRACT, HARDENING, GradedTest, Status
 from cs336_harness.grading.sandbox import Sandbox, Worker
 from cs336_harness.grading.untrusted import clean
+from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
+from cs336_harness.rules.policy import Policy
 
 # Caps on what one test puts in the record, and on what the grader keeps of it once cleaned:
 # messages quote the submission's exceptions.
@@ -66,6 +72,8 @@ class Job:
     limits: Limits
     sandbox: Sandbox
     cgroups: Cgroups = field(default_factory=Cgroups)
+    # The assignment's rules, for the worker to watch the submission's calls with.
+    policy: Policy = DEFAULT_POLICY
 
     def to_json(self) -> str:
         return json.dumps(
@@ -78,6 +86,7 @@ class Job:
                 "limits": self.limits.to_dict(),
                 "sandbox": asdict(self.sandbox),
                 "cgroups": self.cgroups.to_dict(),
+                "policy": self.policy.to_json(),
             }
         )
 
@@ -95,6 +104,7 @@ class Job:
                 **{k: tuple(v) if isinstance(v, list) else v for k, v in data["sandbox"].items()}
             ),
             cgroups=Cgroups.from_dict(data.get("cgroups")),
+            policy=Policy.from_json(data["policy"]),
         )
 
 
@@ -175,8 +185,9 @@ class Recorder:
     def pytest_cs336_adapters(self, config: pytest.Config) -> RemoteAdapters:
         job = self.job
         start = partial(job.sandbox.start, job.harness, job.submission, job.lane, job.limits)
+        watch = (job.policy.to_json(),)
         self.adapters = RemoteAdapters(
-            start_worker=lambda serial: start(job.worker_log, job.cgroups, serial),
+            start_worker=lambda serial: start(job.worker_log, job.cgroups, serial, watch),
             limits=job.limits,
             log=job.worker_log,
             on_start=lambda: self.write("worker"),
@@ -224,7 +235,9 @@ class Recorder:
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self.write("finish", nodeid=nodeid, **self.verdicts.pop(nodeid, {}))
+        called = self.adapters.take_called() if self.adapters is not None else []
+        verdict = self.verdicts.pop(nodeid, {}) | ({"called": called} if called else {})
+        self.write("finish", nodeid=nodeid, **verdict)
 
     def pytest_sessionfinish(self) -> None:
         if self.adapters is not None:
@@ -244,6 +257,8 @@ class RunRecord:
     workers: int = 0
     # The most memory one worker's cgroup held at once (0: no cgroup, or none reported).
     peak_memory: int = 0
+    # node id → the forbidden calls the worker reported during that test.
+    called: dict[str, list[CallSite]] = field(default_factory=dict)
 
 
 def _lines(path: Path) -> Iterator[bytes]:
@@ -285,6 +300,7 @@ def read_record(path: Path) -> RunRecord:
                     load_sensitive=event.get("load_sensitive") is True,
                 )
                 record.finished[test.nodeid] = test
+                record.called[test.nodeid] = read_called(event.get("called"))
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a line cut short by a judge that died mid-write
     return record

@@ -15,6 +15,10 @@ worker becomes one test's failure:
 | past its CPU time or wall-clock cap   | times out; the worker is killed            |
 | the worker dies                       | crashes; the next call starts a new worker |
 | a malformed or oversized reply        | fails; the worker is killed                |
+
+Every reply also carries the forbidden calls the worker saw (`rules.runtime`): the
+submission's word, so `read_called` keeps a bounded number of well-formed entries, cleaned,
+and `take_called` hands them to the verdict record, test by test.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,12 +45,38 @@ from cs336_harness.grading.limits import BOOT_WALL, Limits, format_size
 from cs336_harness.grading.protocol import Closed, ProtocolError, read_frame, write_frame
 from cs336_harness.grading.sandbox import Worker
 from cs336_harness.grading.timekeeping import CallClock, Deadline, Timeout
+from cs336_harness.grading.untrusted import clean
 from cs336_harness.not_implemented import message as not_implemented
 from cs336_harness.probes import needs_of
 
 # How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
 MEMORY_SIGNS = ("MemoryError", "can't allocate memory")
 LOG_TAIL = 4000
+# What the judge keeps of the forbidden calls the worker reports: distinct sites per test
+# (and per reply), the characters of a name or a path, and the largest line or count.
+CALLED_SITES = 32
+CALLED_CHARS = 200
+CALLED_MAX = 10**9
+
+# A forbidden call site as the worker reports it: (name, path, line, count).
+CallSite = tuple[str, str, int, int]
+
+
+def _bounded(value: object) -> int | None:
+    return min(value, CALLED_MAX) if type(value) is int and value >= 0 else None
+
+
+def read_called(entries: object) -> list[CallSite]:
+    """The well-formed `[name, path, line, count]` entries among the first CALLED_SITES of
+    `entries`, their text cleaned and cut to one line; anything else is left out."""
+    sites = []
+    for entry in entries[:CALLED_SITES] if isinstance(entries, list) else ():
+        if not (isinstance(entry, list) and len(entry) == 4):
+            continue
+        name, path, line, count = entry[0], entry[1], _bounded(entry[2]), _bounded(entry[3])
+        if isinstance(name, str) and isinstance(path, str) and line is not None and count:
+            sites.append((clean(name, CALLED_CHARS), clean(path, CALLED_CHARS), line, count))
+    return sites
 
 
 class WorkerTimeout(Failed):
@@ -136,6 +167,8 @@ class RemoteAdapters:
         self.wall_spent = 0.0
         # Set once importing the adapters failed: every call fails the same way after it.
         self._import_failure: Failed | None = None
+        # Forbidden calls the worker reported since the last `take_called`.
+        self._called: Counter[tuple[str, str, int]] = Counter()
 
     @property
     def process(self) -> subprocess.Popen[bytes]:
@@ -186,7 +219,18 @@ class RemoteAdapters:
 
     def _receive(self, deadline: Deadline) -> dict[str, Any]:
         assert self.process.stdout is not None
-        return read_frame(self.process.stdout.fileno(), deadline, self.limits.reply)
+        reply = read_frame(self.process.stdout.fileno(), deadline, self.limits.reply)
+        for name, path, line, count in read_called(reply.get("called")):
+            key = (name, path, line)
+            if key in self._called or len(self._called) < CALLED_SITES:
+                self._called[key] = min(self._called[key] + count, CALLED_MAX)
+        return reply
+
+    def take_called(self) -> list[CallSite]:
+        """The forbidden calls reported since the last time, most frequent first."""
+        taken = [(n, p, line, c) for (n, p, line), c in self._called.most_common()]
+        self._called.clear()
+        return taken
 
     def _fail_import(self, failure: Failed) -> Failed:
         self._import_failure = failure

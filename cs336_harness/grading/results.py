@@ -63,6 +63,23 @@ class GradedTest:
         return self.nodeid.rpartition("::")[2]
 
 
+@dataclass(frozen=True, order=True)
+class Called:
+    """A forbidden definition the submission called from `path`:`line` while the tests of
+    `family` ran; `count` torch calls were seen through it (a module's construction and
+    forward make several)."""
+
+    family: str
+    path: str
+    line: int
+    name: str
+    count: int
+
+    def __str__(self) -> str:
+        calls = f"{self.count} torch call{'s' * (self.count != 1)}"
+        return f"{self.family}: {self.path}:{self.line}: {self.name} ({calls})"
+
+
 @dataclass(frozen=True)
 class SubmissionResult:
     """Every test of one submission, in collection order, and how the grading went."""
@@ -90,3 +107,28 @@ class SubmissionResult:
     forbidden_count: int = 0
     forbidden: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
+    # And what the worker saw it call (`cs336_harness.rules.runtime`): how many distinct
+    # sites (family, file, line, name), and the first of them. The submission's own process
+    # reported it, so it could hide a call: evidence, not proof.
+    called_count: int = 0
+    called: tuple[Called, ...] = ()
+
+
+# How every report introduces what the worker saw, beside the static reading.
+CALLED_HEADING = (
+    "assignment rules (calls seen while it ran, as its own process reported them: "
+    "evidence it could hide, not proof)"
+)
+
+
+def called_lines(submission: SubmissionResult) -> list[str]:
+    """What the worker saw, as the reports' lines: a heading with the count, then a line per
+    site kept, and how many there are when some were left out."""
+    count = submission.called_count
+    heading = f"{CALLED_HEADING}: " + (
+        f"{count} forbidden call site{'s' * (count != 1)}" if count else "no forbidden call seen"
+    )
+    lines = [heading, *(f"called: {site}" for site in submission.called)]
+    if count > len(submission.called):
+        lines.append(f"... {count} forbidden call sites in all")
+    return lines

@@ -188,14 +188,21 @@ class Sandbox:
         return self.enabled and self._as_root()
 
     def command(
-        self, harness: Path, submission: Path, lane: int, limits: Limits, tmp: Path | None = None
+        self,
+        harness: Path,
+        submission: Path,
+        lane: int,
+        limits: Limits,
+        tmp: Path | None = None,
+        worker_args: tuple[str, ...] = (),
     ) -> list[str]:
         """The worker's command line; `harness` holds the `cs336_harness` package, `tmp` the
-        private tmpfs to bind as /tmp (else bwrap makes one bounded in bytes only)."""
+        private tmpfs to bind as /tmp (else bwrap makes one bounded in bytes only),
+        `worker_args` follow the adapters' path."""
         adapters = "tests/adapters.py"
+        worker = [sys.executable, "-S", "-m", WORKER_MODULE]
         if not self.enabled:
-            worker = [sys.executable, "-S", "-m", WORKER_MODULE, str(submission / adapters)]
-            return worker
+            return [*worker, str(submission / adapters), *worker_args]
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise GraderError(f"the sandbox needs bwrap, which is not on PATH: {INSTALL_HINT}")
@@ -234,14 +241,7 @@ class Sandbox:
             ]  # fmt: skip
         else:
             command += ["--unshare-user", "--cap-drop", "ALL", "--"]
-        return [
-            *command,
-            sys.executable,
-            "-S",
-            "-m",
-            WORKER_MODULE,
-            f"{SUBMISSION_MOUNT}/{adapters}",
-        ]
+        return [*command, *worker, f"{SUBMISSION_MOUNT}/{adapters}", *worker_args]
 
     def environment(self, harness: Path) -> dict[str, str] | None:
         """The worker's environment outside the sandbox (inside, bwrap sets it)."""
@@ -258,6 +258,7 @@ class Sandbox:
         log: Path,
         groups: Cgroups | None = None,
         serial: int = 0,
+        worker_args: tuple[str, ...] = (),
     ) -> Worker:
         """Start a worker (the `serial`-th of its lane's submission); its protocol is on the
         process's stdin and stdout. Its /tmp's mount point is made beside `log`."""
@@ -280,7 +281,7 @@ class Sandbox:
 
         with log.open("ab") as stderr:
             process = subprocess.Popen(
-                self.command(harness, submission, lane, limits, tmp),
+                self.command(harness, submission, lane, limits, tmp, worker_args),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,

@@ -1,11 +1,13 @@
 """The worker: the one process that runs a submission's code, inside the sandbox.
 
-`python -S -m cs336_harness.grading.worker ADAPTERS_PY`, started by the judge
+`python -S -m cs336_harness.grading.worker ADAPTERS_PY [POLICY_JSON]`, started by the judge
 (`remote.RemoteAdapters`) with the protocol on its stdin and stdout. It says it has booted
 (torch imported, no submission code run yet), imports the submission's adapters, says
 whether that worked, then answers one request at a time until its stdin closes: a `run_*`
 call (with the names of the tensor arguments it changed in place, `inputs_unchanged`), or a
-probe of the adapters (`cs336_harness.probes`).
+probe of the adapters (`cs336_harness.probes`). The import and every request run under a
+`rules.runtime.Watcher` for the assignment's rules (`POLICY_JSON`, default the
+assignment's), and every reply after "booted" says what it saw (`"called"`).
 
 Nothing here is trusted: the submission can replace any of it once imported. That is
 fine, because the judge believes nothing the worker says beyond "this is the value I
@@ -18,6 +20,7 @@ import faulthandler
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -34,6 +37,8 @@ from cs336_harness.grading.protocol import (
 )
 from cs336_harness.not_implemented import where_raised
 from cs336_harness.probes import PROBES, needs_of, run_probe
+from cs336_harness.rules.policy import DEFAULT, Policy
+from cs336_harness.rules.runtime import Watcher
 
 
 def _callable(module: ModuleType, request: dict[str, Any]) -> tuple[str, Callable[[], Any] | None]:
@@ -51,31 +56,39 @@ def _callable(module: ModuleType, request: dict[str, Any]) -> tuple[str, Callabl
     return name, lambda: function(*request.get("args", []), **kwargs)
 
 
-def answer(module: ModuleType, request: dict[str, Any]) -> bytes:
-    """The reply frame to one call or probe: its value, or how it failed."""
+def _reply(module: ModuleType, request: dict[str, Any], watcher: Watcher) -> dict[str, Any]:
+    """The reply to one call or probe, run under `watcher`: its value, or how it failed."""
     name, run = _callable(module, request)
     if run is None:
-        return encode({"not_implemented": name})
+        return {"not_implemented": name}
     # A call's tensor arguments are checked for changes in place (a probe checks its own).
     args, kwargs = request.get("args", []), request.get("kwargs", {})
     before = {} if "probe" in request else inputs_unchanged.fingerprints(args, kwargs)
     try:
-        value = run()
+        with watcher:
+            value = run()
         changed = inputs_unchanged.changed(before, args, kwargs)
     except NotImplementedError as error:
         reply = {"not_implemented": name}
         where = where_raised(error, module, needs_of(name) if "probe" in request else [name])
         if where:  # raised below the adapter; the judge cleans and cuts it again
             reply["where"] = where[:TEXT_CHARS]
-        return encode(reply)
+        return reply
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the submission's too
         # Cut here, where the judge would cut it anyway: a message of megabytes would make
         # the frame's header too large to be read at all.
-        return encode({"raised": type(error).__name__, "message": str(error)[:TEXT_CHARS]})
+        return {"raised": type(error).__name__, "message": str(error)[:TEXT_CHARS]}
+    return {"value": value} | ({"changed": changed} if changed else {})
+
+
+def answer(module: ModuleType, request: dict[str, Any], watcher: Watcher) -> bytes:
+    """The reply frame to one call or probe, with the forbidden calls `watcher` saw."""
+    reply = _reply(module, request, watcher)
+    called = watcher.take()
     try:
-        return encode({"value": value} | ({"changed": changed} if changed else {}))
+        return encode(reply | {"called": called})
     except Unsendable as error:
-        return encode({"unsendable": str(error)})
+        return encode({"unsendable": str(error), "called": called})
 
 
 def main(argv: list[str]) -> int:
@@ -89,19 +102,23 @@ def main(argv: list[str]) -> int:
     # the first optimizer test's time limit measures the submission, not an import.
     import torch._dynamo  # noqa: F401
 
+    adapters = Path(argv[1]).resolve()
+    policy = Policy.from_json(argv[2]) if len(argv) > 2 else DEFAULT
+    watcher = Watcher(adapters.parent.parent, adapters, policy)
     write_frame(replies, {"booted": True})
     try:
-        module = load_module(argv[1])
+        with watcher:
+            module = load_module(argv[1])
     except BaseException as error:
-        write_frame(replies, {"import_error": exception_line(error)})
+        write_frame(replies, {"import_error": exception_line(error), "called": watcher.take()})
         return 0
-    write_frame(replies, {"ready": True})
+    write_frame(replies, {"ready": True, "called": watcher.take()})
     while True:
         try:
             request = read_frame(requests)
         except Closed:
             return 0
-        write_all(replies, answer(module, request))
+        write_all(replies, answer(module, request, watcher))
 
 
 if __name__ == "__main__":

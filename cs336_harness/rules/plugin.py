@@ -1,20 +1,28 @@
 """`pytest --rules`: the assignment's rules checked on your own code, as the grader checks them.
 
 The static scan (`static_scan`) reads the implementation under test, the folder holding
-`tests/adapters.py` (`--adapters`), and the session ends with one section listing each
-forbidden use with its file and line, or saying there is none. Nothing fails because of
-it: a course decides in its rubric what a use costs.
+`tests/adapters.py` (`--adapters`), and the watcher (`runtime`) sees what it calls while
+the tests run. The session ends with one section listing each forbidden use with its file
+and line, then each forbidden call with the family of the tests that made it, or saying
+there is none. Nothing fails because of it: a course decides in its rubric what a use
+costs.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from cs336_harness.adapter_loader import looks_like_path, resolve_spec
+from cs336_harness.grading.results import CALLED_HEADING, Called
+from cs336_harness.rules.runtime import Watcher
 from cs336_harness.rules.static_scan import scan_submission
+
+_WATCHER = pytest.StashKey[Watcher]()
+_CALLED = pytest.StashKey[Counter[Called]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,29 +30,64 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--rules",
         action="store_true",
         help="list the implementation's uses of torch.nn / torch.nn.functional / torch.optim "
-        "that the assignment forbids (a static reading, as cs336-grade does)",
+        "that the assignment forbids, read from its source and seen while the tests run "
+        "(as cs336-grade does)",
     )
 
 
-def submission_root(config: pytest.Config) -> Path | None:
-    """The folder whose `cs336_basics/` and `tests/adapters.py` are under test, or None when
-    the adapters are no file of such a folder (a dotted module name)."""
+def adapters_file(config: pytest.Config) -> Path | None:
+    """The adapters file under test, or None when `--adapters` names a module, not a file."""
     spec = resolve_spec(config.getoption("--adapters"), dict(os.environ))
-    if not looks_like_path(spec):
-        return None
-    adapters = Path(spec).expanduser().resolve()
+    return Path(spec).expanduser().resolve() if looks_like_path(spec) else None
+
+
+def submission_root(adapters: Path) -> Path:
+    """The folder whose `cs336_basics/` and `tests/adapters.py` are under test."""
     return adapters.parent.parent if adapters.parent.name == "tests" else adapters.parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Watch from before the adapters are imported (the harness imports them at the start
+    of the session): what their import calls counts with the first test."""
+    config = session.config
+    adapters = adapters_file(config) if config.getoption("--rules") else None
+    if adapters is not None:
+        watcher = Watcher(submission_root(adapters), adapters)
+        watcher.__enter__()
+        config.stash[_WATCHER] = watcher
+        config.stash[_CALLED] = Counter()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    outcome = yield
+    watcher = item.config.stash.get(_WATCHER, None)
+    if watcher is not None:
+        marker = item.get_closest_marker("family")
+        family = marker.args[0] if marker and marker.args else item.nodeid
+        for name, path, line, count in watcher.take():
+            item.config.stash[_CALLED][Called(family, path, line, name, 0)] += count
+    return outcome
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    watcher = session.config.stash.get(_WATCHER, None)
+    if watcher is not None:
+        watcher.__exit__(None, None, None)
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if not config.getoption("--rules"):
         return
-    root = submission_root(config)
-    terminalreporter.section("the assignment's rules (static reading)")
-    if root is None:
+    adapters = adapters_file(config)
+    terminalreporter.section("the assignment's rules")
+    if adapters is None:
         terminalreporter.write_line("not checked: --adapters names a module, not a file")
         return
+    root = submission_root(adapters)
     findings, unscanned = scan_submission(root)
+    terminalreporter.write_line("static reading of the source:")
     for finding in findings:
         terminalreporter.write_line(f"forbidden: {finding}")
     for file in unscanned:
@@ -54,3 +97,11 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
             f"no use of torch.nn, torch.nn.functional or torch.optim beyond what the "
             f"assignment allows, in {root}"
         )
+    called = sorted(
+        Called(s.family, s.path, s.line, s.name, n) for s, n in config.stash.get(_CALLED, Counter()).items()
+    )
+    terminalreporter.write_line(f"{CALLED_HEADING}:")
+    for site in called:
+        terminalreporter.write_line(f"called: {site}")
+    if not called:
+        terminalreporter.write_line("no forbidden call seen while the tests ran")

@@ -9,6 +9,7 @@ subclass. Names are written in full, as `torch.nn.functional.silu`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 FORBIDDEN = ("torch.nn", "torch.nn.functional", "torch.optim")
@@ -46,6 +47,14 @@ class Policy:
         if name in self.forbidden or any(_within(name, a) for a in self.allowed):
             return False
         return any(name.startswith(namespace + ".") for namespace in self.forbidden)
+
+    def to_json(self) -> str:
+        return json.dumps({"forbidden": list(self.forbidden), "allowed": list(self.allowed)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Policy:
+        data = json.loads(text)
+        return cls(tuple(map(str, data["forbidden"])), tuple(map(str, data["allowed"])))
 
 
 DEFAULT = Policy()

@@ -19,6 +19,7 @@ from cs336_harness.grading.record import MESSAGE_CHARS, classify
 from cs336_harness.grading.remote import RemoteAdapters
 from cs336_harness.grading.results import Status
 from cs336_harness.grading.worker import answer
+from cs336_harness.rules.runtime import Watcher
 
 pytestmark = pytest.mark.grading
 
@@ -48,11 +49,12 @@ def test_the_location_reaches_the_verdict_cut_and_cleaned(
     (tmp_path / "tests" / "adapters.py").write_text(ADAPTERS)
     monkeypatch.delitem(sys.modules, "cs336_adapters_under_test", raising=False)
     module = load_module(str(tmp_path / "tests" / "adapters.py"))
+    watcher = Watcher(tmp_path, tmp_path / "tests" / "adapters.py")
     x = torch.zeros(3)
-    nested = decode(answer(module, {"call": "run_silu", "args": [x]})[HEADER:])
-    own = decode(answer(module, {"call": "run_softmax", "args": [x, 0]})[HEADER:])
-    assert nested == {"not_implemented": "run_silu", "where": NESTED}
-    assert own == {"not_implemented": "run_softmax"}
+    nested = decode(answer(module, {"call": "run_silu", "args": [x]}, watcher)[HEADER:])
+    own = decode(answer(module, {"call": "run_softmax", "args": [x, 0]}, watcher)[HEADER:])
+    assert nested == {"not_implemented": "run_silu", "where": NESTED, "called": []}
+    assert own == {"not_implemented": "run_softmax", "called": []}
     # What a submission that rewrote its worker could send instead.
     forged = {"not_implemented": "run_linear", "where": "\x1b[2J`f`\nin a.py:1 " + "w" * 5000}
     not_text = {"not_implemented": "run_silu", "where": {"not": "text"}}

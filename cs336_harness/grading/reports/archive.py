@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cs336_harness.grading.reports.checked import write_json
-from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
+from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.scoring import Score
 from cs336_harness.grading.untrusted import NAME_CHARS, clean
 
@@ -45,6 +45,16 @@ def _test(data: dict[str, Any]) -> GradedTest:
     )
 
 
+def _called(data: dict[str, Any]) -> Called:
+    return Called(
+        family=clean(data["family"], None),
+        path=clean(data["path"], None),
+        line=int(data["line"]),
+        name=clean(data["name"], None),
+        count=int(data["count"]),
+    )
+
+
 def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, SubmissionResult]]]:
     """The run's description and its submissions, each with its place in the class.
 
@@ -71,6 +81,8 @@ def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, Submission
                 forbidden_count=int(s.get("forbidden_count", 0)),
                 forbidden=tuple(clean(f, None) for f in s.get("forbidden", ())),
                 unread=tuple(clean(u, None) for u in s.get("unread", ())),
+                called_count=int(s.get("called_count", 0)),
+                called=tuple(_called(c) for c in s.get("called", ())),
             ),
         )
         for s in data["submissions"]

@@ -4,9 +4,10 @@ Gradescope reads `score`, and per test `name`, `score`, `max_score`, `output`,
 `visibility` and `status`; its `status` takes only "passed" or "failed", so the grader's
 own verdict ("timed out", "crashed", ...) goes in each test's `extra_data` and at the head
 of its `output`. The top-level `output` opens with how the run was made (the sandbox, the
-inputs) and what a reading of the source found against the assignment's rules (also in
-`extra_data.rules`), then carries the judge's and the worker's output (head and tail) when a test
-crashed, timed out or errored, where it is the best clue to what happened. Hardening tests
+inputs) and what a reading of the source found against the assignment's rules, then what
+the worker saw the submission call (both also in `extra_data.rules`), then carries the
+judge's and the worker's output (head and tail) when a test crashed, timed out or errored,
+where it is the best clue to what happened. Hardening tests
 are named with their family: "Hardening (...): rope: test_x[...]".
 
 The rubric's `[gradescope]` table sets who sees the results and when (the results', each
@@ -20,7 +21,7 @@ import html
 import re
 from typing import Any
 
-from cs336_harness.grading.results import HARDENING, GradedTest, Status
+from cs336_harness.grading.results import HARDENING, GradedTest, Status, called_lines
 from cs336_harness.grading.scoring import FamilyScore, Gradescope, Score
 
 
@@ -81,7 +82,8 @@ DIAGNOSED_BY_OUTPUT = {Status.CRASHED, Status.TIMED_OUT, Status.ERROR}
 
 def _rules(result: Score) -> tuple[list[str], dict[str, Any]]:
     """The assignment's rules, as the top-level output's closing lines and `extra_data`: a
-    use changes no test's verdict (a penalty, if the rubric sets one, comes off the score)."""
+    use changes no test's verdict (a penalty, if the rubric sets one, comes off the score;
+    the static reading's uses alone decide it)."""
     submission = result.submission
     lines = [f"forbidden: {f}" for f in submission.forbidden]
     lines += [f"not read: {u}" for u in submission.unread]
@@ -99,8 +101,10 @@ def _rules(result: Score) -> tuple[list[str], dict[str, Any]]:
         "forbidden": list(submission.forbidden),
         "unread": list(submission.unread),
         "penalty": result.penalty,
+        "forbidden_call_sites": submission.called_count,
+        "called": [str(site) for site in submission.called],
     }
-    return [heading, *lines], data
+    return [heading, *lines, *called_lines(submission)], data
 
 
 def document(score: float, output: str, settings: Gradescope, **details: Any) -> dict[str, Any]:

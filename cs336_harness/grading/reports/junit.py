@@ -4,7 +4,8 @@ Written from the grader's merged verdicts rather than by pytest's own --junitxml
 would lose the tests of a process that crashed. "failed", "not implemented" and "timed out"
 are <failure>s, "crashed" and "error" are <error>s; each test's verdict, family, kind
 (contract or hardening) and points are also <properties>, and every suite's properties say
-how the run was made (sandbox, inputs, shard).
+how the run was made (sandbox, inputs, shard). A suite's <system-out> lists what the
+assignment's rules found: a reading of the source, and the calls the worker saw.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.results import Status
+from cs336_harness.grading.results import Status, called_lines
 from cs336_harness.grading.scoring import Score
 
 ERRORS = {Status.CRASHED, Status.ERROR}
@@ -34,6 +35,7 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
         ("score", result.points),
         ("max_score", result.max_points),
         ("forbidden_uses", result.submission.forbidden_count),
+        ("forbidden_call_sites", result.submission.called_count),
         ("rules_penalty", result.penalty),
     ):
         ET.SubElement(properties, "property", name=name, value=f"{value:g}")
@@ -62,12 +64,17 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
                 tag = "error" if test.status in ERRORS else "failure"
                 element = ET.SubElement(case, tag, message=f"{test.status}: {test.message}")
                 element.text = test.details or test.message
-    # The assignment's rules: what a reading of the source found, beside the tests' verdicts
-    # (not a test: a use changes no test's verdict, and counts only through the rubric).
+    # The assignment's rules: what a reading of the source found, and what the worker saw,
+    # beside the tests' verdicts (not a test: a use changes no test's verdict, and counts only
+    # through the rubric).
     rules = [f"forbidden: {f}" for f in result.submission.forbidden]
     rules += [f"not read: {u}" for u in result.submission.unread]
     ET.SubElement(suite, "system-out").text = "\n".join(
-        ["assignment rules (static reading):", *(rules or ["no forbidden use found"])]
+        [
+            "assignment rules (static reading):",
+            *(rules or ["no forbidden use found"]),
+            *called_lines(result.submission),
+        ]
     )
     return suite
 

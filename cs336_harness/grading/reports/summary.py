@@ -1,8 +1,9 @@
 """`summary.csv`: one row per submission: its points in every family (and in the hardening
-entry), how many of its tests got each verdict, how many uses of what the assignment's rules forbid
-its source shows and the points they cost, how many worker processes it took (more
-than one: a crash or a time-out ended one), the sandbox it ran in and the seed its inputs
-were drawn for ("stored": the stored fixtures)."""
+entry), how many of its tests got each verdict, how many uses of what the assignment's
+rules forbid its source shows and the points they cost, at how many sites the worker saw it
+call one (`forbidden_call_sites`: evidence, not proof), how many worker processes it took
+(more than one: a crash or a time-out ended one), the sandbox it ran in and the seed its
+inputs were drawn for ("stored": the stored fixtures)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                 *statuses,
                 "forbidden_uses",
                 "rules_penalty",
+                "forbidden_call_sites",
                 "seconds",
                 "workers",
                 "sandbox",
@@ -52,6 +54,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                     *(counts.get(s, 0) for s in statuses),
                     result.submission.forbidden_count,
                     f"{result.penalty:g}",
+                    result.submission.called_count,
                     f"{result.submission.wall_time:.1f}",
                     result.submission.workers,
                     sandbox,

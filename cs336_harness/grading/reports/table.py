@@ -60,10 +60,13 @@ def family_table(result: Score) -> Table:
     table.add_section()
     penalty = f"−{result.penalty:g}" if result.penalty else "0"
     table.add_row(Text(RULES_TITLE), "", penalty, *_rules(result.submission))
+    table.add_row(Text(CALLED_TITLE), "", "", *_called(result.submission))
     return table
 
 
 RULES_TITLE = "Assignment rules (static reading)"
+# The worker's report comes from the submission's own process, and decides no points.
+CALLED_TITLE = "Assignment rules (calls seen at run time: evidence, not proof)"
 
 
 def _rules(submission: SubmissionResult) -> tuple[Text, Text]:
@@ -77,6 +80,15 @@ def _rules(submission: SubmissionResult) -> tuple[Text, Text]:
     return Text("none found", style="green"), Text()
 
 
+def _called(submission: SubmissionResult) -> tuple[Text, Text]:
+    """(status, first site) of the row of what the worker saw the submission call."""
+    if submission.called_count:
+        count = submission.called_count
+        status = Text(f"{count} forbidden call site{'s' * (count > 1)}", style="yellow")
+        return status, Text(str(submission.called[0]))
+    return Text("none seen", style="green"), Text()
+
+
 def submissions_table(results: list[Score]) -> Table:
     table = Table(title=f"{len(results)} submissions", title_justify="left")
     table.add_column("submission", min_width=16)  # names stay findable in a narrow terminal
@@ -84,6 +96,7 @@ def submissions_table(results: list[Score]) -> Table:
     table.add_column("families passed", justify="right")
     table.add_column("tests not passed")
     table.add_column("rules", justify="right")  # forbidden uses, from the source
+    table.add_column("calls", justify="right")  # forbidden call sites the worker saw
     table.add_column("seconds", justify="right")
     for result in results:
         passed = sum(f.status == Status.PASSED for f in result.families)
@@ -100,6 +113,7 @@ def submissions_table(results: list[Score]) -> Table:
             f"{passed} / {len(result.families)}",
             problems,
             str(result.submission.forbidden_count),
+            str(result.submission.called_count),
             f"{result.submission.wall_time:.1f}",
         )
     return table
