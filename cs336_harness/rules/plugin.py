@@ -97,9 +97,8 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
             f"no use of torch.nn, torch.nn.functional or torch.optim beyond what the "
             f"assignment allows, in {root}"
         )
-    called = sorted(
-        Called(s.family, s.path, s.line, s.name, n) for s, n in config.stash.get(_CALLED, Counter()).items()
-    )
+    seen = config.stash.get(_CALLED, Counter())
+    called = sorted(Called(s.family, s.path, s.line, s.name, n) for s, n in seen.items())
     terminalreporter.write_line(f"{CALLED_HEADING}:")
     for site in called:
         terminalreporter.write_line(f"called: {site}")

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from cs336_harness.grading.grader import read_excerpt
 from cs336_harness.grading.record import MAX_LINE, MESSAGE_CHARS, read_record
+from cs336_harness.grading.remote import CALLED_CHARS, CALLED_MAX, CALLED_SITES, read_called
 from cs336_harness.grading.reports.table import family_table
 from cs336_harness.grading.results import HARDENING, Status, SubmissionResult
 from cs336_harness.grading.scoring import load_rubric, score
@@ -100,3 +101,34 @@ def test_an_excerpt_is_cleaned_head_and_tail(tmp_path: Path):
     excerpt = read_excerpt(log, head=100, tail=200)
     assert excerpt.startswith("\\x1b[2J\\x9b\\u202e\ufffd\t\n") and excerpt.endswith("\ufffd\t\n")
     assert excerpt.count("\\x1b[2J") == 2 and "\x1b" not in excerpt
+
+
+def test_the_forbidden_calls_the_worker_reports_are_bounded_and_cleaned(tmp_path: Path):
+    # What a submission that rewrote its worker could send; the first CALLED_SITES entries
+    # are read, 7 of them malformed.
+    forged = [
+        ["torch.nn.\x1b[2JLinear", "tests/adapters.py\u202e", 3, 2],
+        ["x" * 1000, "p", 1, 1],
+        ["n", "p", True, 1],  # a bool is no line
+        ["n", "p", -1, 1],
+        ["n", "p", 1, 0],  # no call
+        ["n", "p", 10**30, 10**30],
+        "not a site",
+        ["n", "p", 1],
+        [1, "p", 1, 1],
+        ["n", {"not": "text"}, 1, 1],
+        *(["n", "p", i, 1] for i in range(100)),
+    ]
+    sites = read_called(forged)
+    assert len(sites) == CALLED_SITES - 7
+    assert sites[0] == ("torch.nn.\\x1b[2JLinear", "tests/adapters.py\\u202e", 3, 2)
+    assert len(sites[1][0]) <= CALLED_CHARS and sites[1][0].endswith("cut]")
+    assert sites[2] == ("n", "p", CALLED_MAX, CALLED_MAX)
+    assert read_called("not a list") == read_called(None) == []
+    # The record's reader reads what the judge wrote the same way.
+    log = tmp_path / "results.jsonl"
+    log.write_text(
+        _event(event="collected", tests=[{"nodeid": "t::a", "family": "rope"}])
+        + _event(event="finish", nodeid="t::a", status="passed", called=forged)
+    )
+    assert read_record(log).called == {"t::a": sites}

@@ -3,21 +3,32 @@ refused with a GraderError (exit 2) and not written."""
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.reports.archive import read_archive, write_archive
 from cs336_harness.grading.reports.checked import write_json
-from cs336_harness.grading.reports.gradescope import render
+from cs336_harness.grading.reports.gradescope import render, results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
-from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
-from cs336_harness.grading.scoring import Score, load_rubric, score
+from cs336_harness.grading.reports.table import CALLED_TITLE, family_table, submissions_table
+from cs336_harness.grading.results import (
+    CALLED_HEADING,
+    Called,
+    GradedTest,
+    Status,
+    SubmissionResult,
+)
+from cs336_harness.grading.scoring import Gradescope, Score, load_rubric, score
 
 pytestmark = pytest.mark.grading
 
@@ -90,6 +101,47 @@ def test_merge_keeps_what_the_rules_reading_found(tmp_path: Path):
     assert (result.forbidden_count, result.forbidden, result.unread) == (
         4, found, ("x.py (SyntaxError)",)
     )  # fmt: skip
+
+
+SITES = (
+    Called("rope", "tests/adapters.py", 9, "torch.nn.functional.silu", 3),
+    Called("softmax", "cs336_basics/x.py", 2, "torch.nn.Linear", 1),
+)
+
+
+def test_every_report_shows_the_calls_seen_at_run_time_and_apart(tmp_path: Path):
+    submission = replace(_scored().submission, called_count=3, called=SITES)
+    result = score(submission, load_rubric())
+    lines = [
+        "called: rope: tests/adapters.py:9: torch.nn.functional.silu (3 torch calls)",
+        "called: softmax: cs336_basics/x.py:2: torch.nn.Linear (1 torch call)",
+        "... 3 forbidden call sites in all",
+    ]
+    heading = f"{CALLED_HEADING}: 3 forbidden call sites"
+    report = results_json(result, Gradescope())
+    assert report["output"].endswith("\n".join([heading, *lines]))
+    rules = report["extra_data"]["rules"]
+    sites = [line.removeprefix("called: ") for line in lines[:2]]
+    assert rules["forbidden_call_sites"] == 3 and rules["called"] == sites
+    assert rules["penalty"] == 0  # the static reading alone decides a penalty
+    write_junit([result], tmp_path / "junit.xml", {})
+    [suite] = ET.parse(tmp_path / "junit.xml").getroot()
+    assert {"name": "forbidden_call_sites", "value": "3"} in [
+        p.attrib for p in suite.find("properties")
+    ]
+    assert suite.find("system-out").text.endswith("\n".join([heading, *lines]))
+    write_summary([result], tmp_path / "summary.csv", "bubblewrap", None)
+    [row] = csv.DictReader((tmp_path / "summary.csv").open())
+    assert row["forbidden_call_sites"] == "3"
+    console = Console(file=io.StringIO(), width=300)
+    console.print(family_table(result))
+    console.print(submissions_table([result]))
+    shown = console.file.getvalue()
+    assert f"{CALLED_TITLE} │" in shown and f"│ 3 forbidden call sites │ {sites[0]}" in shown
+    assert "┃ calls ┃" in shown and "│     0 │     3 │" in shown  # rules, then calls
+    write_archive([result], tmp_path / "grading.json", {"shard": "1/1"}, [0])
+    _, [(_, merged)] = read_archive(tmp_path / "grading.json")
+    assert (merged.called_count, merged.called) == (3, SITES)
 
 
 MESSAGE = "expected <Tensor> but got `x`\n  ```` four ticks <script>alert(1)</script>"
