@@ -35,6 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -386,15 +387,33 @@ def _read_rules(submission: Path, policy: Policy) -> dict[str, Any]:
     }
 
 
+# Forbidden call sites kept per family (the count is of all that the judge recorded): every
+# family a submission breaks the rules in stays in the reports, however many its neighbours.
+CALLED_KEPT = 8
+
+
+def _kept(sites: list[Called]) -> list[Called]:
+    """The first CALLED_KEPT of one family's sites (in order), each name's first site
+    before any name's second: the reports name every forbidden definition they can."""
+    first: dict[str, Called] = {}
+    for site in sites:
+        first.setdefault(site.name, site)
+    firsts = list(first.values())[:CALLED_KEPT]
+    others = [site for site in sites if site not in firsts]
+    return sorted(firsts + others[: CALLED_KEPT - len(firsts)])
+
+
 def _called(sites: Iterable[Called], at_least: int = 0) -> dict[str, Any]:
     """The forbidden calls the worker reported, one per (family, path, line, name) with
-    their counts summed, and how many there are (`at_least`: sites already counted and
-    perhaps no longer listed). The record's text is cleaned already."""
+    their counts summed, some of each family (`_kept`), and how many there are
+    (`at_least`: sites already counted, perhaps no longer listed). The record's text is
+    cleaned already."""
     counts: Counter[Called] = Counter()
     for site in sites:
         counts[replace(site, count=0)] += site.count
     merged = sorted(replace(site, count=count) for site, count in counts.items())
-    return {"called_count": max(len(merged), at_least), "called": tuple(merged[:RULES_KEPT])}
+    kept = [k for _, family in groupby(merged, lambda s: s.family) for k in _kept(list(family))]
+    return {"called_count": max(len(merged), at_least), "called": tuple(kept)}
 
 
 def _left_out_notes(left_out: list[LeftOut]) -> tuple[str, ...]:

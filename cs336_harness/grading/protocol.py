@@ -16,6 +16,8 @@ Replies  (worker → judge):  {"booted": true}                  torch imported, 
                             {"not_implemented": "run_rope"}   missing, or its body raised
                             {"not_implemented": "run_rope", "where": "..."}   raised below it
                             {"unsendable": "list of Module"}  a value with no wire form
+Every reply after "booted" also says what the submission was seen calling that the
+assignment's rules forbid (`rules.runtime`): "called": [[name, path, line, count], ...].
 """
 
 from __future__ import annotations

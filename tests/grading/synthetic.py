@@ -192,6 +192,17 @@ CHEATS = Synthetic(
 )
 
 
+# The fused attention kernel, reached by a name built at run time: no reading of the source
+# follows it, but the worker sees the call.
+HIDES_A_FORBIDDEN_CALL = Synthetic(
+    adapters_tail="""
+    def run_scaled_dot_product_attention(Q, K, V, mask=None):
+        fused = getattr(torch.nn.functional, "scaled_" + "dot_product_attention")
+        return fused(Q, K, V, attn_mask=mask)
+    """
+)
+
+
 # -- attacks on the verdict: each is wrong in softmax and tries to get its point anyway --
 
 WRONG = "torch.zeros_like(in_features)"

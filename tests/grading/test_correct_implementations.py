@@ -3,7 +3,8 @@ draw (the default), each earn every core point (and the two with a training half
 training point): from scratch (the bundled one), fused
 PyTorch ops, and an upstream-style one (einops, a table-free RoPE) that does not raise past
 the context and returns NaN for a fully masked attention row, which only the hardening
-entry notices."""
+entry notices. Every report shows what the fused one uses against the assignment's rules,
+read from its source and seen while it ran, and a call hidden from the reading is seen."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.adapter_loader import REPO_ROOT
-from cs336_harness.grading.results import HARDENING
+from cs336_harness.grading.results import CALLED_HEADING, HARDENING
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade
 from tests.grading.test_scoring import CORE, TRAINING
@@ -31,6 +32,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     (root / "fused" / "tests").mkdir(parents=True)
     shutil.copyfile(REPO_ROOT / "tests" / "fused_adapters.py", root / "fused/tests/adapters.py")
     shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
+    synthetic.write_submission(root / "hides", synthetic.HIDES_A_FORBIDDEN_CALL)
     return grade(root, "-j2", out=root.parent / "out")
 
 
@@ -94,3 +96,55 @@ def test_the_rules_report_names_each_fused_op_and_nothing_from_scratch(graded: G
         "assignment rules (static reading of the source): no forbidden use"
         in (graded.results("from_scratch")["output"])
     )
+
+
+# What the fused adapters call, by the family of the tests that made them call it.
+FUSED_CALLS = (
+    ("scaled_dot_product_attention", "torch.nn.functional.scaled_dot_product_attention"),
+    ("silu", "torch.nn.functional.silu"),
+    ("rmsnorm", "torch.nn.functional.rms_norm"),
+    ("cross_entropy", "torch.nn.functional.cross_entropy"),
+    ("transformer_block_module", "torch.nn.Linear"),
+    ("transformer_block_module", "torch.nn.RMSNorm"),
+    ("transformer_lm_module", "torch.nn.Embedding"),
+    ("adamw", "torch.optim.AdamW"),
+    ("gradient_clipping", "torch.nn.utils.clip_grad_norm_"),
+)
+
+
+def test_the_calls_seen_while_it_ran_are_reported_beside_the_reading(graded: GradingRun):
+    # Seen by the worker in the sandbox, as the submission's own process reported them: in
+    # every report, costing nothing (only the reading's uses can cost a penalty).
+    rules = {name: graded.results(name)["extra_data"]["rules"] for name in graded.summary()}
+    assert rules["from_scratch"]["forbidden_call_sites"] == 0
+    assert rules["upstream_style"]["forbidden_call_sites"] == 0
+    fused = rules["fused"]["called"]
+    for family, op in FUSED_CALLS:
+        site = f"{family}: tests/adapters.py:"
+        assert any(c.startswith(site) and f": {op} (" in c for c in fused), (family, op)
+    summary = graded.summary()
+    suites = {s.get("name"): s for s in graded.junit()}
+    for name, found in rules.items():
+        count = found["forbidden_call_sites"]
+        assert summary[name]["forbidden_call_sites"] == str(count)
+        properties = {p.get("name"): p.get("value") for p in suites[name].find("properties")}
+        assert properties["forbidden_call_sites"] == str(count)
+        heading = f"{CALLED_HEADING}: {count} forbidden call site" if count else CALLED_HEADING
+        assert heading in graded.results(name)["output"]
+        assert heading in suites[name].find("system-out").text
+    assert f"called: {fused[0]}" in suites["fused"].find("system-out").text
+    assert rules["fused"]["penalty"] == 0
+    # The class table's `rules` and `calls` columns, side by side.
+    row = next(line for line in graded.stdout.splitlines() if line.startswith("│ fused "))
+    cells = [cell.strip() for cell in row.split("│")]
+    uses, calls = str(rules["fused"]["forbidden_uses"]), str(rules["fused"]["forbidden_call_sites"])
+    assert any(cells[i : i + 2] == [uses, calls] for i in range(len(cells) - 1)), row
+
+
+def test_a_call_hidden_from_the_reading_is_seen_while_it_runs(graded: GradingRun):
+    hides = graded.results("hides")["extra_data"]["rules"]
+    assert hides["forbidden_uses"] == 0
+    assert len(hides["called"]) == hides["forbidden_call_sites"] == 1
+    [called] = hides["called"]
+    assert called.startswith("scaled_dot_product_attention: tests/adapters.py:")
+    assert ": torch.nn.functional.scaled_dot_product_attention (" in called
