@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from cs336_harness.adapter_loader import REPO_ROOT
-from cs336_harness.rules.policy import DEFAULT
+from cs336_harness.rules.policy import DEFAULT, Policy
 from cs336_harness.rules.runtime import MAX_SITES, TAKEN, Watcher, handing_over
 from cs336_harness.rules.static_scan import scan_source, scan_submission
 
@@ -188,3 +188,15 @@ def test_the_sites_kept_are_bounded(tmp_path: Path):
         code["run"](torch.zeros(1))
     assert len(watcher.sites) == MAX_SITES
     assert len(watcher.take()) == TAKEN and not watcher.sites
+
+
+def test_what_a_rubric_allows_is_not_recorded(tmp_path: Path):
+    code = _submission(tmp_path, HIDDEN)
+    x = torch.randn(2, 3, 4)
+    allowed = (*DEFAULT.allowed, "torch.nn.functional.scaled_dot_product_attention")
+    # As the grader hands the rubric's policy to the worker: on its command line.
+    policy = Policy.from_json(Policy(allowed=allowed).to_json())
+    watcher = Watcher(tmp_path, tmp_path / "tests" / "adapters.py", policy)
+    with watcher:
+        code["attention"](x, x, x)
+    assert watcher.take() == []

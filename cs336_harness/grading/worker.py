@@ -1,13 +1,13 @@
 """The worker: the one process that runs a submission's code, inside the sandbox.
 
-`python -S -m cs336_harness.grading.worker ADAPTERS_PY [POLICY_JSON]`, started by the judge
+`python -S -m cs336_harness.grading.worker ADAPTERS_PY POLICY_JSON`, started by the judge
 (`remote.RemoteAdapters`) with the protocol on its stdin and stdout. It says it has booted
 (torch imported, no submission code run yet), imports the submission's adapters, says
 whether that worked, then answers one request at a time until its stdin closes: a `run_*`
 call (with the names of the tensor arguments it changed in place, `inputs_unchanged`), or a
 probe of the adapters (`cs336_harness.probes`). The import and every request run under a
-`rules.runtime.Watcher` for the assignment's rules (`POLICY_JSON`, default the
-assignment's), and every reply after "booted" says what it saw (`"called"`).
+`rules.runtime.Watcher` for the assignment's rules (`POLICY_JSON`, the rubric's
+`rules.policy.Policy`), and every reply after "booted" says what it saw (`"called"`).
 
 Nothing here is trusted: the submission can replace any of it once imported. That is
 fine, because the judge believes nothing the worker says beyond "this is the value I
@@ -37,7 +37,7 @@ from cs336_harness.grading.protocol import (
 )
 from cs336_harness.not_implemented import where_raised
 from cs336_harness.probes import PROBES, needs_of, run_probe
-from cs336_harness.rules.policy import DEFAULT, Policy
+from cs336_harness.rules.policy import Policy
 from cs336_harness.rules.runtime import Watcher
 
 
@@ -103,8 +103,7 @@ def main(argv: list[str]) -> int:
     import torch._dynamo  # noqa: F401
 
     adapters = Path(argv[1]).resolve()
-    policy = Policy.from_json(argv[2]) if len(argv) > 2 else DEFAULT
-    watcher = Watcher(adapters.parent.parent, adapters, policy)
+    watcher = Watcher(adapters.parent.parent, adapters, Policy.from_json(argv[2]))
     write_frame(replies, {"booted": True})
     try:
         with watcher:
