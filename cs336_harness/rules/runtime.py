@@ -32,6 +32,7 @@ calls one (`nn.Identity`) is not seen either.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections import Counter
@@ -103,9 +104,10 @@ def public_names(namespaces: tuple[str, ...]) -> dict[int, tuple[str, Any]]:
 
 
 def _unwrapped_code(value: Any) -> CodeType | None:
-    while hasattr(value, "__wrapped__"):
-        value = value.__wrapped__
-    code = getattr(value, "__code__", None)
+    try:
+        code = getattr(inspect.unwrap(value), "__code__", None)
+    except ValueError:  # a cycle of `__wrapped__`
+        return None
     return code if isinstance(code, CodeType) else None
 
 
