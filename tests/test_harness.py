@@ -266,3 +266,17 @@ def test_rules_lists_each_forbidden_use_with_its_line(pytester):
     called = "called: silu: tests/adapters.py:4: torch.nn.functional.silu (* torch call*)"
     result.stdout.fnmatch_lines(["*the assignment's rules*", finding, "*calls seen*", called])
     assert result.ret == 0  # reported, not failed: the rubric decides what a use costs
+
+
+def test_rules_reads_the_adapters_file_under_test_whatever_its_name(pytester):
+    adapters = pytester.path / "submission" / "tests" / "my_adapters.py"
+    adapters.parent.mkdir(parents=True)
+    adapters.write_text(
+        "from tests.adapters import *  # noqa: F403\n"
+        "import torch.nn.functional as F\n"
+        "def run_silu(in_features):\n"
+        "    return F.silu(in_features)\n"
+    )
+    result = pytester.runpytest(TWO_FAMILIES[0], "--rules", f"--adapters={adapters}")
+    # The static reading and the watcher agree on the file: the one --adapters names.
+    result.stdout.fnmatch_lines(["forbidden: tests/my_adapters.py:4: torch.nn.functional.silu"])

@@ -86,7 +86,7 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.write_line("not checked: --adapters names a module, not a file")
         return
     root = submission_root(adapters)
-    findings, unscanned = scan_submission(root)
+    findings, unscanned = scan_submission(root, adapters=adapters)
     terminalreporter.write_line("static reading of the source:")
     for finding in findings:
         terminalreporter.write_line(f"forbidden: {finding}")

@@ -144,17 +144,23 @@ def _outermost(findings: set[Finding]) -> list[Finding]:
     return sorted(kept)
 
 
-def scan_submission(root: Path, policy: Policy = DEFAULT) -> tuple[list[Finding], list[Unscanned]]:
-    """Every forbidden use in the submission's own files (`SCANNED`, under `root`)."""
+def scan_submission(
+    root: Path, policy: Policy = DEFAULT, adapters: Path | None = None
+) -> tuple[list[Finding], list[Unscanned]]:
+    """Every forbidden use in the submission's own files (`SCANNED`, under `root`);
+    `adapters` names the adapters file under test where it is not `tests/adapters.py`
+    (`pytest --adapters=tests/fused_adapters.py`)."""
     findings: list[Finding] = []
     unscanned: list[Unscanned] = []
-    for part in SCANNED:
-        top = root / part
+    tops = [root / part for part in SCANNED]
+    if adapters is not None:
+        tops[SCANNED.index("tests/adapters.py")] = adapters
+    for top in tops:
         files = [top] if top.suffix == ".py" else sorted(top.rglob("*.py"))
         for file in files:
             if not file.is_file() or file.is_symlink():
                 continue
-            relative = file.relative_to(root).as_posix()
+            relative = (file.relative_to(root) if file.is_relative_to(root) else file).as_posix()
             if file.stat().st_size > MAX_BYTES:
                 unscanned.append(Unscanned(relative, f"over {MAX_BYTES >> 20} MiB"))
                 continue
