@@ -251,8 +251,8 @@ def test_a_failing_hardening_test_says_so_first_and_a_contract_one_does_not(pyte
     assert first_lines and not any(line.startswith("hardening") for line in first_lines)
 
 
-def test_rules_lists_each_forbidden_use_with_its_line(pytester):
-    adapters = pytester.path / "submission" / "tests" / "adapters.py"
+def _silu_from_torch(adapters: Path) -> Path:
+    """An adapters file at `adapters` whose SiLU calls torch's (line 4)."""
     adapters.parent.mkdir(parents=True)
     adapters.write_text(
         "from tests.adapters import *  # noqa: F403\n"
@@ -260,6 +260,11 @@ def test_rules_lists_each_forbidden_use_with_its_line(pytester):
         "def run_silu(in_features):\n"
         "    return F.silu(in_features)\n"
     )
+    return adapters
+
+
+def test_rules_lists_each_forbidden_use_with_its_line(pytester):
+    adapters = _silu_from_torch(pytester.path / "submission" / "tests" / "adapters.py")
     result = pytester.runpytest(TWO_FAMILIES[0], "--rules", f"--adapters={adapters}")
     finding = "forbidden: tests/adapters.py:4: torch.nn.functional.silu"
     # And seen at run time, with the family of the tests that called it.
@@ -269,14 +274,7 @@ def test_rules_lists_each_forbidden_use_with_its_line(pytester):
 
 
 def test_rules_reads_the_adapters_file_under_test_whatever_its_name(pytester):
-    adapters = pytester.path / "submission" / "tests" / "my_adapters.py"
-    adapters.parent.mkdir(parents=True)
-    adapters.write_text(
-        "from tests.adapters import *  # noqa: F403\n"
-        "import torch.nn.functional as F\n"
-        "def run_silu(in_features):\n"
-        "    return F.silu(in_features)\n"
-    )
+    adapters = _silu_from_torch(pytester.path / "submission" / "tests" / "my_adapters.py")
     result = pytester.runpytest(TWO_FAMILIES[0], "--rules", f"--adapters={adapters}")
     # The static reading and the watcher agree on the file: the one --adapters names.
     result.stdout.fnmatch_lines(["forbidden: tests/my_adapters.py:4: torch.nn.functional.silu"])
