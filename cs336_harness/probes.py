@@ -179,9 +179,11 @@ def _graph_leaves(out: torch.Tensor) -> list[torch.Tensor]:
     leaves, seen, stack = [], set(), [out.grad_fn]
     while stack:
         node = stack.pop()
-        if node is None or id(node) in seen:
+        # The nodes themselves, not their ids: a node's Python object may be made anew on
+        # each visit, and an id freed with it is reused (torch 2.6 walked nothing that way).
+        if node is None or node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         variable = getattr(node, "variable", None)  # an AccumulateGrad node's leaf
         if isinstance(variable, torch.Tensor):
             leaves.append(variable)
