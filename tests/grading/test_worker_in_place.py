@@ -15,6 +15,7 @@ from cs336_harness.grading.limits import Limits
 from cs336_harness.grading.protocol import HEADER, decode
 from cs336_harness.grading.remote import RemoteAdapters
 from cs336_harness.grading.worker import answer
+from cs336_harness.rules.runtime import Watcher
 
 pytestmark = pytest.mark.grading
 
@@ -38,15 +39,16 @@ def test_a_changed_input_is_named_by_the_judge(tmp_path: Path, monkeypatch: pyte
     (tmp_path / "tests" / "adapters.py").write_text(ADAPTERS)
     monkeypatch.delitem(sys.modules, "cs336_adapters_under_test", raising=False)
     module = load_module(str(tmp_path / "tests" / "adapters.py"))
+    watcher = Watcher(tmp_path, tmp_path / "tests" / "adapters.py")
     softmax = {
         "call": "run_softmax",
         "args": [],
         "kwargs": {"in_features": torch.ones(2, 3), "dim": -1},
     }
     silu = {"call": "run_silu", "args": [torch.ones(4)], "kwargs": {}}
-    changed = decode(answer(module, softmax)[HEADER:])
+    changed = decode(answer(module, softmax, watcher)[HEADER:])
     assert changed["changed"] == ["in_features"]
-    assert "changed" not in decode(answer(module, silu)[HEADER:])
+    assert "changed" not in decode(answer(module, silu, watcher)[HEADER:])
 
     judge = RemoteAdapters(start_worker=_no_worker, limits=Limits(), log=tmp_path / "log")
     with pytest.raises(pytest.fail.Exception) as failed:
