@@ -43,8 +43,9 @@ from cs336_harness.grading import cgroups
 from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
+from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
-from cs336_harness.grading.record import Job, RunRecord, read_record
+from cs336_harness.grading.record import RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.trusted import Bundle, remove_tree
@@ -100,7 +101,7 @@ def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None)
         "--rootdir",
         str(trusted),
         "-p",
-        "cs336_harness.grading.record",
+        "cs336_harness.grading.recorder",
         f"--grading-job={job_file}",
         f"--fixtures-dir={bundle.fixtures}",
         "-p",

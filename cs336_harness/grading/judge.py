@@ -9,7 +9,7 @@ the line `{"returncode": N}`. Forking from a process that has done its imports s
 spends importing torch.distributed), and every child starts from the same clean state.
 
 Nothing of a submission runs here: its code runs in the worker, which a child starts in
-the sandbox (`record.Recorder`, `remote.RemoteAdapters`).
+the sandbox (`recorder.Recorder`, `remote.RemoteAdapters`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 import torch.distributed.tensor
 
 import cs336_harness.compare
-import cs336_harness.grading.record
+import cs336_harness.grading.recorder
 import cs336_harness.pytest_plugin  # noqa: F401 (imported once here, not in every child)
 
 

@@ -15,7 +15,8 @@ import torch
 from cs336_harness.adapter_loader import load_module
 from cs336_harness.grading.limits import Limits
 from cs336_harness.grading.protocol import HEADER, decode
-from cs336_harness.grading.record import MESSAGE_CHARS, classify
+from cs336_harness.grading.record import MESSAGE_CHARS
+from cs336_harness.grading.recorder import classify
 from cs336_harness.grading.remote import RemoteAdapters
 from cs336_harness.grading.results import Status
 from cs336_harness.grading.worker import answer
