@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import FrameType, ModuleType
 
-from cs336_harness.grading.untrusted import clean
+from cs336_harness.untrusted import clean
 
 HARNESS = Path(__file__).parent
 # The most of a location a message keeps: with the longest needs ("not implemented:

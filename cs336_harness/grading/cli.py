@@ -46,8 +46,8 @@ from cs336_harness.grading.scoring import (
 from cs336_harness.grading.shards import merge, parse_shard, shard_positions
 from cs336_harness.grading.submissions import discover
 from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
-from cs336_harness.grading.untrusted import clean_names
 from cs336_harness.manifest import manifest_problems
+from cs336_harness.untrusted import clean_names
 
 T = TypeVar("T")
 EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130

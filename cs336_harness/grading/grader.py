@@ -49,10 +49,10 @@ from cs336_harness.grading.record import RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
 from cs336_harness.grading.trusted import Bundle, remove_tree
-from cs336_harness.grading.untrusted import clean
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
 from cs336_harness.rules.static_scan import scan_submission
+from cs336_harness.untrusted import clean
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
 OUTPUT_HEAD = 2000

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cs336_harness.grading.remote import CallSite, read_called
 from cs336_harness.grading.results import CONTRACT, GradedTest, Status
-from cs336_harness.grading.untrusted import clean
+from cs336_harness.untrusted import clean
 
 # Caps on what one test puts in the record, and on what the grader keeps of it once cleaned:
 # messages quote the submission's exceptions.

@@ -45,9 +45,9 @@ from cs336_harness.grading.limits import BOOT_WALL, Limits, format_size
 from cs336_harness.grading.protocol import Closed, ProtocolError, read_frame, write_frame
 from cs336_harness.grading.sandbox import Worker
 from cs336_harness.grading.timekeeping import CallClock, Deadline, Timeout
-from cs336_harness.grading.untrusted import clean
 from cs336_harness.not_implemented import message as not_implemented
 from cs336_harness.probes import needs_of
+from cs336_harness.untrusted import clean
 
 # How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
 MEMORY_SIGNS = ("MemoryError", "can't allocate memory")

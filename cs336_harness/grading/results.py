@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from cs336_harness.rules.called import CALLED_HEADING, Called
+
 # A test checks either behaviour the upstream assignment defines, or behaviour this project
 # chose where upstream is silent (the `hardening` marker); only the first earns points.
 CONTRACT = "contract"
@@ -63,23 +65,6 @@ class GradedTest:
         return self.nodeid.rpartition("::")[2]
 
 
-@dataclass(frozen=True, order=True)
-class Called:
-    """A forbidden definition the submission called from `path`:`line` while the tests of
-    `family` ran; `count` torch calls were seen through it (a module's construction and
-    forward make several)."""
-
-    family: str
-    path: str
-    line: int
-    name: str
-    count: int
-
-    def __str__(self) -> str:
-        calls = f"{self.count} torch call{'s' * (self.count != 1)}"
-        return f"{self.family}: {self.path}:{self.line}: {self.name} ({calls})"
-
-
 @dataclass(frozen=True)
 class SubmissionResult:
     """Every test of one submission, in collection order, and how the grading went."""
@@ -115,12 +100,6 @@ class SubmissionResult:
 
 
 # How every report introduces what the worker saw, beside the static reading.
-CALLED_HEADING = (
-    "assignment rules (calls seen while it ran, as its own process reported them: "
-    "evidence it could hide, not proof)"
-)
-
-
 def called_lines(submission: SubmissionResult) -> list[str]:
     """What the worker saw, as the reports' lines: a heading with the count, then a line per
     site kept, and how many there are when some were left out."""

@@ -19,7 +19,7 @@ from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.scoring import load_rubric
 from cs336_harness.grading.submissions import is_submission
-from cs336_harness.grading.untrusted import clean_names
+from cs336_harness.untrusted import clean_names
 
 # How many of a misplaced submission's top-level names its message shows.
 SHOWN = 20

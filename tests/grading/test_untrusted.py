@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from cs336_harness.grading.untrusted import NAME_CHARS, clean, clean_names
+from cs336_harness.untrusted import NAME_CHARS, clean, clean_names
 
 pytestmark = pytest.mark.grading
 

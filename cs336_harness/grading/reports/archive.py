@@ -14,7 +14,7 @@ from typing import Any
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.scoring import Score
-from cs336_harness.grading.untrusted import NAME_CHARS, clean
+from cs336_harness.untrusted import NAME_CHARS, clean
 
 FORMAT = 1
 
