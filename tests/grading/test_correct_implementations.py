@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.adapter_loader import REPO_ROOT
-from cs336_harness.grading.results import CALLED_HEADING, HARDENING
+from cs336_harness.grading.results import HARDENING
+from cs336_harness.rules.called import CALLED_HEADING
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade
 from tests.grading.test_scoring import CORE, TRAINING
