@@ -24,14 +24,14 @@ matrix:  ## the suite on Python 3.11-3.13, torch 2.6-2.15, each in a throwaway e
 SEEDS ?= 50
 FIRST_SEED ?= 1
 sweep:  ## every fresh draw fair and sharp: make sweep SEEDS=50 [FIRST_SEED=1] [SELECT="adamw or ..."]
-	$(UV) run python -m cs336_harness.seed_sweep --seeds $(SEEDS) --first $(FIRST_SEED) \
+	$(UV) run python -m cs336_staff.seed_sweep --seeds $(SEEDS) --first $(FIRST_SEED) \
 	  $(if $(SELECT),-k "$(SELECT)")
 
 fixtures:  ## rebuild every fixture from the oracle (byte-for-byte reproducible)
-	$(UV) run python -m cs336_harness.fixturegen
+	$(UV) run python -m cs336_staff.fixturegen
 
 fixtures-check:  ## rebuild into a temporary directory and compare with the committed manifest
-	@tmp=$$(mktemp -d) && $(UV) run python -m cs336_harness.fixturegen --quiet --out $$tmp \
+	@tmp=$$(mktemp -d) && $(UV) run python -m cs336_staff.fixturegen --quiet --out $$tmp \
 	  && diff -u tests/fixtures/MANIFEST.sha256 $$tmp/MANIFEST.sha256 \
 	  && echo "fixtures reproduce byte for byte"; status=$$?; rm -rf $$tmp; exit $$status
 
@@ -58,8 +58,8 @@ train-bpe: tokenizer  ## train the small LM on BPE tokens instead of bytes (conf
 bench:  ## speed and memory targets: forward pass, suite vs import torch, grading per submission
 	$(UV) run python benchmarks/bench.py
 
-margins:  ## how much of each tolerance the correct modules use (tests/tolerances.py evidence)
-	$(UV) run python -m cs336_harness.error_margins
+margins:  ## how much of each tolerance the correct modules use (the evidence for cs336_harness/families.py)
+	$(UV) run python -m cs336_staff.error_margins
 
 lint:  ## ruff lint and format check
 	$(UV) run ruff check .

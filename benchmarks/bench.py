@@ -1,10 +1,11 @@
 """Speed and memory targets, checked by `make bench` (not by timed tests, which flake).
 
 1. Forward pass of the bundled `TransformerLM` against the fused-op implementation in
-   `tests/fused_adapters.py` on the same weights: time (torch.utils.benchmark) and peak
+   `tests/evidence/fused.py` on the same weights: time (torch.utils.benchmark) and peak
    resident memory (each measured in a fresh process, so one does not inherit the other's
    peak).
-2. Start-up where people wait: one family (`pytest -k rope`, `pytest tests/test_rope.py`) and
+2. Start-up where people wait: one family (`pytest -k rope`,
+   `pytest tests/families/test_rope.py`) and
    the everyday suite against `python -c "import torch"`, each with bytecode caching on (a
    laptop) and off (`PYTHONDONTWRITEBYTECODE=1` and no `__pycache__` of this repository, as
    in many containers; the environment keeps the bytecode its install compiled).
@@ -60,12 +61,12 @@ MEMORY_RATIO_TARGET = 1.5
 # subclass, which upstream requires for AdamW, imports it) and runs 336 tests.
 STARTUP_RATIO_TARGETS = {
     "pytest -k rope": 1.3,
-    "pytest tests/test_rope.py": 1.2,
+    "pytest tests/families/test_rope.py": 1.2,
     "pytest (everyday suite)": 2.5,
 }
 STARTUP_COMMANDS = {
     "pytest -k rope": ["-k", "rope"],
-    "pytest tests/test_rope.py": ["tests/test_rope.py"],
+    "pytest tests/families/test_rope.py": ["tests/families/test_rope.py"],
     "pytest (everyday suite)": [],
 }
 # Seconds of wall time per submission when a class is graded two at a time on two cores
@@ -106,7 +107,7 @@ def _setup(implementation: str):
     import torch
 
     from cs336_basics import TransformerLM
-    from tests import fused_adapters
+    from tests.evidence import fused as fused_adapters
 
     torch.manual_seed(0)
     model = TransformerLM(**CONFIG).eval()
@@ -296,7 +297,7 @@ def grading_seconds_per_submission(copies: int) -> tuple[float, str]:
 
 def fresh_draw_seconds() -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "cs336_harness.fixturegen", "--seed", "1", "--quiet"]
+        command = [sys.executable, "-m", "cs336_staff.fixturegen", "--seed", "1", "--quiet"]
         return best_wall_time([*command, "--out", tmp])
 
 

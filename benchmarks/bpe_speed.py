@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cs336_basics import Tokenizer, train_bpe
-from cs336_harness.oracle import hf_bpe
+from cs336_staff.oracle import hf_bpe
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "shakespeare_tragedies.txt"
 SPECIALS = ["<|endoftext|>"]

@@ -80,3 +80,23 @@ def assert_matches_oracle(
         return
     # Outside the except block, so the report is not printed a second time as a chained error.
     raise OracleMismatch(report, actual64, expected, rtol, atol, dtype)
+
+
+def for_dtype(dtype: torch.dtype, float32: dict[str, float]) -> dict[str, float]:
+    """`float32` for float32 outputs; for bf16/fp16 outputs, one unit in the last place.
+
+    A correct half-precision result is rounded once (compute in float32, cast) or twice
+    (normalise, cast, then scale by the gain in half precision, as LLaMA's reference
+    RMSNorm does): at most 2 · eps/2 = eps relative. The extra 1% absorbs the float32
+    arithmetic before the casts. Computing the sum of squares in half precision misses this
+    by several units, and float16 squares of values ~300 overflow outright.
+
+    Below the smallest normal number the spacing stops shrinking: a subnormal's unit in the
+    last place is the fixed `smallest_normal · eps` (6e-8 in float16), a relative error up
+    to 1 there. So one such unit is also allowed absolutely, or a correct result that lands
+    in the subnormal range on some draw would fail.
+    """
+    if dtype == torch.float32:
+        return float32
+    info = torch.finfo(dtype)
+    return {"rtol": 1.01 * info.eps, "atol": 1.01 * info.smallest_normal * info.eps}

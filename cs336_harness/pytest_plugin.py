@@ -34,6 +34,7 @@ from cs336_harness.adapter_loader import (
 )
 from cs336_harness.cases import Case, case_table, load_case
 from cs336_harness.compare import OracleMismatch
+from cs336_harness.families import BY_NAME
 from cs336_harness.manifest import manifest_problems
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
@@ -147,9 +148,15 @@ def _family(node: pytest.Item | pytest.Function) -> str | None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    family = _family(metafunc.definition)
+    if family is not None and family not in BY_NAME:
+        pytest.fail(
+            f"{metafunc.definition.nodeid}: no test family {family!r} "
+            "(every family is registered in cs336_harness/families.py)",
+            pytrace=False,
+        )
     if "case" not in metafunc.fixturenames:
         return
-    family = _family(metafunc.definition)
     if family is None:
         raise pytest.UsageError(
             f"{metafunc.definition.nodeid} takes `case` but has no family marker"

@@ -32,8 +32,10 @@ import numpy as np
 from numpy.typing import NDArray
 from safetensors.numpy import load_file, save_file
 
+from cs336_harness import withheld
 from cs336_harness.case_layout import ADAMW_READINGS, case_table
 from cs336_harness.diagnosis.numpy_cases import load
+from cs336_harness.families import FAMILIES
 from cs336_harness.manifest import MANIFEST_NAME
 
 FINGERPRINT_SIZE = 4096
@@ -46,32 +48,9 @@ FORWARD_EXPECTED = {"adamw": tuple(ADAMW_READINGS)}
 # `pytest_plugin.BACKWARD`, not imported from there, which would bring torch to the grader.
 BACKWARD_PARAM = "backward"
 
-_CORE = (
-    "linear",
-    "rmsnorm",
-    "softmax",
-    "silu",
-    "swiglu",
-    "rope",
-    "scaled_dot_product_attention",
-    "multihead_self_attention",
-    "multihead_self_attention_with_rope",
-)
 # The families whose modules a block or a model is built from: when the block or the model
 # fails, those of them that failed before it in the session are named too.
-COMPONENTS = {
-    "transformer_block": _CORE,
-    "transformer_lm": (*_CORE, "embedding", "transformer_block"),
-    "transformer_lm_truncated_input": (*_CORE, "embedding", "transformer_block"),
-    "transformer_lm_from_config": (
-        *_CORE,
-        "embedding",
-        "transformer_block",
-        "layernorm",
-        "gelu",
-        "positionwise_feedforward",
-    ),
-}
+COMPONENTS = {f.name: f.built_from for f in FAMILIES if f.built_from}
 
 NO_MATCH = "no known mistake matches"
 
@@ -178,7 +157,7 @@ class LiveCatalog:
     """Candidates computed from the catalog (which needs the oracle) when first asked for."""
 
     def __init__(self, fixtures: Path):
-        from cs336_harness.diagnosis import catalog
+        catalog = withheld.load(withheld.CATALOG)
 
         self.fixtures = fixtures
         self.messages = {m.id: m.message for m in catalog.MISTAKES}
@@ -203,7 +182,7 @@ class LiveCatalog:
 # Per process, like the fixtures' own cache: a session refuses fixtures that changed on disk.
 @cache
 def _live_candidates(fixtures: Path, family: str, case_id: str) -> list[Candidate]:
-    from cs336_harness.diagnosis import catalog
+    catalog = withheld.load(withheld.CATALOG)
 
     case = load(fixtures, family, case_id)
     graded = {m.id for m in catalog.MISTAKES if m.graded}

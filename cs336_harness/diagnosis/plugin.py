@@ -18,12 +18,12 @@ needs only the output and the expected.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 
+from cs336_harness import withheld
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.cases import Case
 from cs336_harness.compare import OracleMismatch
@@ -44,7 +44,6 @@ from cs336_harness.pytest_plugin import fixtures_dir
 
 _SOURCE = pytest.StashKey[Source | None]()
 _FAILED = pytest.StashKey[set[str]]()
-CATALOG = "cs336_harness.diagnosis.catalog"
 # The property each diagnosed report carries: the matching mistakes' ids, best first, or
 # "none" (the meta-test reads it).
 PROPERTY = "diagnosis"
@@ -71,7 +70,7 @@ def _source(config: pytest.Config, fixtures: Path) -> Source | None:
         table = config.getoption("--diagnosis-table")
         if table:
             config.stash[_SOURCE] = Table(Path(table))
-        elif importlib.util.find_spec(CATALOG) is not None:
+        elif withheld.available(withheld.CATALOG):
             config.stash[_SOURCE] = LiveCatalog(fixtures)
         else:
             config.stash[_SOURCE] = shipped_table(REPO_ROOT, fixtures)

@@ -24,11 +24,11 @@ from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.trusted import NOT_TRUSTED_TESTS, WITHHELD, copy_tree
+from cs336_harness.grading.trusted import NOT_TRUSTED_TESTS, copy_tree
 
 # Withheld from the handout, needed here: fresh inputs come from the fixture generator and
 # the oracle, diagnoses on them from the catalog of known mistakes.
-NEEDED = ("cs336_harness/oracle", "cs336_harness/fixturegen", "cs336_harness/diagnosis/catalog")
+NEEDED = ("cs336_staff",)
 # Copied as they are; the corpus is the fixture generator's source of English text.
 COPIED = ("pyproject.toml", "uv.lock", "data/shakespeare_tragedies.txt")
 EXECUTABLE = ("setup.sh", "run_autograder")
@@ -95,8 +95,9 @@ def build(dest: Path, rubric: Path, options: list[str], repo: Path = REPO_ROOT) 
         )
     with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as staging:
         tree = Path(staging)
-        withheld = tuple(w for w in WITHHELD if w not in NEEDED)
-        copy_tree(repo / "cs336_harness", tree / "cs336_harness", repo, withheld=withheld)
+        copy_tree(repo / "cs336_harness", tree / "cs336_harness", repo)
+        for name in NEEDED:
+            copy_tree(repo / name, tree / name, repo, withheld=())
         copy_tree(repo / "tests", tree / "tests", repo, skip=NOT_TRUSTED_TESTS)
         for name in COPIED:
             (tree / name).parent.mkdir(parents=True, exist_ok=True)

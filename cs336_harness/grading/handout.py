@@ -3,9 +3,9 @@
 The copy has the component tests, their fixtures, the harness and the grader, and a
 `cs336_basics` and `tests/adapters.py` whose every function body is
 `raise NotImplementedError` (signatures and docstrings kept). It has no reference
-implementation: what `trusted.WITHHELD` names (the oracle, the fixture generator, the
-fused and wrong adapters, the grader's own tests) and test files without a family marker
-are left out, and its Makefile and README are written for students. In it, `uv run pytest`
+implementation: the folders `trusted.WITHHELD` names (`cs336_staff/`, the implementations
+kept as evidence, the tests that are not graded) are left out, and its Makefile and README
+are written for students. In it, `uv run pytest`
 fails every component test with the one line `not implemented: run_x`, and `cs336-grade`
 gives 0 points.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, write_table
+from cs336_harness.families import FAMILIES, Part
 from cs336_harness.grading.stubs import stub_source, with_docstring, without_private_functions
 from cs336_harness.grading.trusted import copy_tree
 
@@ -80,22 +81,17 @@ still raising `NotImplementedError`. `rubric.toml` lists the points per componen
 
 **One component at a time.** Each component has its own test file, named for it:
 
-    uv run pytest tests/test_rope.py            # one component's tests
+    uv run pytest tests/families/test_rope.py            # one component's tests
     uv run pytest -k "rope or softmax"          # every test whose name matches
-    uv run pytest tests/test_rope.py -x -q      # stop at the first failure, terse
+    uv run pytest tests/families/test_rope.py -x -q      # stop at the first failure, terse
 
-**What the assignment asks for** (the course's points): `linear`, `embedding`, `rmsnorm`,
-`swiglu`, `rope`, `scaled_dot_product_attention`, `multihead_self_attention`,
-`multihead_self_attention_with_rope`, `transformer_block`, `transformer_lm`,
-`transformer_lm_truncated_input`, `silu`, `softmax`; the training half, `cross_entropy`,
-`adamw`, `learning_rate_schedule`, `gradient_clipping`, `data_loading`, `checkpointing`,
-`decoding`; and the tokenizer, `train_bpe` and `tokenizer`.
+**What the assignment asks for** (the course's points): {model}; the training half,
+{training}; and the tokenizer, {tokenizer}.
 
-**Beyond it** (optional unless your course says otherwise): `transformer_lm_module` and
-`transformer_block_module` (your model as an `nn.Module`, through `get_transformer_lm` and
-`get_transformer_block`, adapters the original harness lacks), and the architecture
-variants `layernorm`, `gelu`, `positionwise_feedforward` and `transformer_lm_from_config`
-(the seed systems' choices and the usual ablations, in `docs/contract.md`).
+**Beyond it** (optional unless your course says otherwise): {beyond}. These are your model
+as an `nn.Module` (through `get_transformer_lm` and `get_transformer_block`, adapters the
+original harness lacks) and the architecture variants (the seed systems' choices and the
+usual ablations, in `docs/contract.md`).
 
 A failing comparison opens with the likely mistake when its output matches a known one
 (`likely cause: ...`), or else with the shape of its error (`error shape: ...`: a constant
@@ -121,6 +117,16 @@ names, parameters and shapes are the contract's (``docs/contract.md``). Until a 
 written it raises ``NotImplementedError``, and its tests fail with the one line
 ``not implemented: run_<component>``.
 """
+
+
+def readme() -> str:
+    """The handout's README, naming every registered family under its part."""
+
+    def names(part: Part) -> str:
+        return ", ".join(f"`{f.name}`" for f in FAMILIES if f.part is part)
+
+    parts = {"model": Part.MODEL, "training": Part.TRAINING, "tokenizer": Part.TOKENIZER}
+    return README.format(beyond=names(Part.BEYOND), **{k: names(p) for k, p in parts.items()})
 
 
 def _stub_tree(path: Path) -> None:
@@ -151,7 +157,7 @@ def export(dest: Path, repo: Path = REPO_ROOT) -> None:
     # stored fixtures go along as data, so that a student's failure names its likely cause.
     write_table(repo / "tests" / "fixtures", dest / SHIPPED_TABLE)
     (dest / "Makefile").write_text(MAKEFILE)
-    (dest / "README.md").write_text(README)
+    (dest / "README.md").write_text(readme())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -295,7 +295,7 @@ class Sandbox:
 
 # What the worker must not find in site-packages: the reference implementation and the
 # oracle. An editable install (uv's default) leaves only a path there, which is not mounted.
-WITHHELD_FROM_WORKER = ("cs336_basics", "cs336_harness/oracle", "cs336_harness/fixturegen")
+WITHHELD_FROM_WORKER = ("cs336_basics", "cs336_staff")
 
 
 def check_sandbox(sandbox: Sandbox, harness: Path, limits: Limits) -> None:

@@ -1,5 +1,9 @@
 """The rubric (`rubric.toml`) and points: what each family is worth, and what it earned.
 
+Each family's points are the registry's (`cs336_harness/families.py`) unless the rubric has
+a `[families]` table, which then is the course's whole table: a family it leaves out is
+graded for 0 points, with a warning.
+
 A family earns its rubric points when all its *contract* tests pass (`partial`: pro rata).
 Its *hardening* tests (behaviour this project chose where upstream is silent) are scored
 apart, together, as the rubric's `[hardening]` entry: 0 points unless an instructor sets
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.families import BY_NAME, FAMILIES
 from cs336_harness.grading.results import (
     HARDENING,
     GradedTest,
@@ -94,11 +99,12 @@ class Rubric:
 
 def _entry(family: str, value: object) -> FamilyPoints:
     if not isinstance(value, dict) or set(value) - {"points", "title"} or "points" not in value:
-        raise RubricError(f"rubric entry {family!r} must be a table with `points` and `title`")
+        raise RubricError(f"rubric entry {family!r} must be a table with `points` (and `title`)")
     points = value["points"]
     if isinstance(points, bool) or not isinstance(points, int | float) or points < 0:
         raise RubricError(f"rubric entry {family!r}: points must be a number ≥ 0, got {points!r}")
-    return FamilyPoints(family, str(value.get("title", family)), float(points))
+    default = BY_NAME[family].title if family in BY_NAME else family
+    return FamilyPoints(family, str(value.get("title", default)), float(points))
 
 
 def _rules_entry(value: object) -> RulesEntry:
@@ -164,9 +170,10 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
             f"rubric {path}: unknown {', '.join(map(repr, unknown))} "
             "(its tables are [families], [hardening], [gradescope] and [rules])"
         )
-    table = data.get("families")
+    # Without a [families] table, the registry's points; with one, the course's table whole.
+    table = data.get("families", {f.name: {"points": f.points} for f in FAMILIES})
     if not isinstance(table, dict) or not table:
-        raise RubricError(f"rubric {path} has no [families] table")
+        raise RubricError(f"rubric {path}: its [families] table gives no family points")
     if HARDENING in table:
         raise RubricError(f"rubric {path}: {HARDENING!r} is the [hardening] table's name")
     hardening = _entry(HARDENING, {"title": HARDENING_TITLE, "points": 0} | data.get(HARDENING, {}))

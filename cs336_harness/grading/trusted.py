@@ -8,40 +8,31 @@ worker never sees it (only `trusted/cs336_harness`, the public harness code, is 
 in the sandbox). Its digests are taken when it is built and checked after every
 submission, as a guard against a grader bug or a sandbox that failed open.
 
-Paths that hold a reference implementation (the float64 oracle and the catalog of known
-mistakes built on it, the fused-op adapters, the deliberately wrong adapters built on
-correct ones) or exist only for the harness's own development are left out of the bundle
-(a submission could import them) and out of the student handout alike. So are test files
-without a `family` marker: they are not graded, and may need what is withheld (the oracle)
-or test cs336_basics directly.
+What is withheld is a set of folders, left out of the bundle (a submission could import
+them) and out of the student handout alike: `cs336_staff/` (the float64 oracle, the
+generator and the catalog of known mistakes built on it), the implementations kept as
+evidence (`tests/evidence/`: fused, upstream-style, deliberately wrong), and the tests
+that are not graded (`tests/package/`, `tests/harness/`, `tests/grading/`), which test
+cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the graded
+families, `tests/families/`; `tests/harness/test_layout.py` proves that nothing shipped
+imports anything withheld.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import importlib.util
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cs336_harness import withheld
 from cs336_harness.grading.errors import GraderError
 
-# Relative to the repository root; a directory covers everything below it.
-WITHHELD = (
-    "cs336_harness/oracle",
-    "cs336_harness/diagnosis/catalog",
-    "cs336_harness/fixturegen",
-    "cs336_harness/error_margins.py",
-    "cs336_harness/seed_sweep.py",
-    "tests/fused_adapters.py",
-    "tests/wrong_adapters",
-    "tests/grading",
-)
-# The catalog of known mistakes, and the table of their outputs the judge reads instead.
-CATALOG = "cs336_harness.diagnosis.catalog"
+# Folders relative to the repository root, withheld with everything below them.
+WITHHELD = ("cs336_staff", "tests/evidence", "tests/package", "tests/harness", "tests/grading")
+# The table of the known mistakes' outputs that the judge reads in place of the catalog.
 DIAGNOSIS_TABLE = "diagnosis.safetensors"
 # Graded runs use the submission's adapters and the fixtures passed to them.
 NOT_TRUSTED_TESTS = ("tests/adapters.py", "tests/fixtures")
@@ -54,27 +45,6 @@ PYTEST_INI = "[pytest]\n# Written by cs336-grade: graded runs take no options fr
 def is_withheld(relative: Path, withheld: tuple[str, ...] = WITHHELD) -> bool:
     text = relative.as_posix()
     return any(text == w or text.startswith(f"{w}/") for w in withheld)
-
-
-def has_family_marker(path: Path) -> bool:
-    """Whether a test file uses `pytest.mark.family(...)` (as `pytestmark` or a decorator)."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
-    return any(
-        isinstance(node, ast.Attribute)
-        and node.attr == "family"
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "mark"
-        for node in ast.walk(tree)
-    )
-
-
-def is_shared(path: Path, root: Path, withheld: tuple[str, ...] = WITHHELD) -> bool:
-    """Whether a file or directory under `root` goes into bundles and handouts."""
-    if is_withheld(path.relative_to(root), withheld):
-        return False
-    if path.is_file() and path.name.startswith("test_") and path.suffix == ".py":
-        return has_family_marker(path)
-    return True
 
 
 def copy_tree(
@@ -91,7 +61,8 @@ def copy_tree(
         ignored = set(shutil.ignore_patterns(*DEBRIS)(directory, names))
         for name in names:
             path = Path(directory) / name
-            if not is_shared(path, root, withheld) or path.relative_to(root).as_posix() in skip:
+            relative = path.relative_to(root)
+            if is_withheld(relative, withheld) or relative.as_posix() in skip:
                 ignored.add(name)
         return ignored
 
@@ -167,14 +138,11 @@ def build_bundle(repo: Path, fixtures: Path, dest: Path) -> Bundle:
     # when the fixtures are the ones it was written for, and diagnoses nothing otherwise.
     from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, shipped_table, write_table
 
-    if importlib.util.find_spec(CATALOG) is not None:
+    if withheld.available(withheld.CATALOG):
         write_table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
     elif shipped_table(repo, dest / "fixtures") is not None:
         shutil.copyfile(repo / SHIPPED_TABLE, dest / DIAGNOSIS_TABLE)
     return Bundle(dest, digests(dest))
-
-
-GENERATOR = "cs336_harness.fixturegen"
 
 
 def fresh_fixtures(seed: int, dest: Path) -> Path:
@@ -184,12 +152,12 @@ def fresh_fixtures(seed: int, dest: Path) -> Path:
     the stored expected outputs of the committed fixtures earns nothing. The generator runs
     in a subprocess: it imports torch and the oracle, which the grader itself never needs.
     """
-    if importlib.util.find_spec(GENERATOR) is None:
+    if not withheld.available(withheld.GENERATOR):
         raise GraderError(
             "this copy has no fixture generator and oracle (a student handout?), so it cannot "
             "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
         )
-    command = [sys.executable, "-m", GENERATOR, "--seed", str(seed), "--out", str(dest)]
+    command = [sys.executable, "-m", withheld.GENERATOR, "--seed", str(seed), "--out", str(dest)]
     done = subprocess.run([*command, "--quiet"], capture_output=True, text=True)
     if done.returncode != 0:
         raise GraderError(f"the fixture generator failed (seed {seed}):\n{done.stderr[-4000:]}")

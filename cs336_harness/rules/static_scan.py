@@ -149,7 +149,7 @@ def scan_submission(
 ) -> tuple[list[Finding], list[Unscanned]]:
     """Every forbidden use in the submission's own files (`SCANNED`, under `root`);
     `adapters` names the adapters file under test where it is not `tests/adapters.py`
-    (`pytest --adapters=tests/fused_adapters.py`)."""
+    (`pytest --adapters=tests/evidence/fused.py`)."""
     findings: list[Finding] = []
     unscanned: list[Unscanned] = []
     tops = [root / part for part in SCANNED]

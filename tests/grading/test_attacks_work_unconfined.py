@@ -14,8 +14,6 @@ from cs336_harness.adapter_loader import REPO_ROOT
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, Listener, grade
 
-pytestmark = pytest.mark.grading
-
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
@@ -32,7 +30,7 @@ def test_in_process_the_attacks_on_the_judge_pass(tmp_path: Path, attack):
     adapters = submission / "tests" / "adapters.py"
     # The forward tests: these attacks fake outputs, not the gradients the backward test asks
     # for through autograd.
-    command = [sys.executable, "-m", "pytest", "tests/test_softmax.py", "-q", "-p",
+    command = [sys.executable, "-m", "pytest", "tests/families/test_softmax.py", "-q", "-p",
                "no:cacheprovider", "-k", "not backward", f"--adapters={adapters}"]  # fmt: skip
     done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:]

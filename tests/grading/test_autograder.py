@@ -22,8 +22,6 @@ from cs336_harness.grading.scoring import DEFAULT_RUBRIC
 from tests.grading import synthetic
 from tests.grading.conftest import MEMORY_LIMIT, TEST_TIMEOUT, grade, without_bwrap
 
-pytestmark = pytest.mark.grading
-
 SETTINGS = """\
 [gradescope]
 visibility = "after_due_date"
@@ -151,9 +149,9 @@ def test_the_package_holds_the_harness_and_oracle_but_no_reference(package: Path
         carried_rubric = archive.read("rubric.toml").decode()
         run = archive.read("run_autograder").decode()
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
-    needed = ["pyproject.toml", "uv.lock", "README.md", "tests/test_softmax.py"]
-    needed += ["cs336_harness/fixturegen/__main__.py", "cs336_harness/oracle/__init__.py"]
-    needed += ["cs336_harness/diagnosis/catalog/__init__.py", "data/shakespeare_tragedies.txt"]
+    needed = ["pyproject.toml", "uv.lock", "README.md", "tests/families/test_softmax.py"]
+    needed += ["cs336_staff/fixturegen/__main__.py", "cs336_staff/oracle/__init__.py"]
+    needed += ["cs336_staff/catalog/__init__.py", "data/shakespeare_tragedies.txt"]
     assert [name for name in needed if name not in modes] == []
     left_out = ("cs336_basics/", "tests/adapters.py", "tests/fixtures/", "tests/grading/")
     assert [name for name in modes if name.startswith(left_out)] == []
@@ -221,6 +219,6 @@ def test_a_broken_rubric_builds_no_package(tmp_path: Path):
 
 def test_a_handout_builds_no_package(tmp_path: Path):
     export(tmp_path / "handout")
-    with pytest.raises(GraderError, match="has no cs336_harness/oracle, cs336_harness/fixturegen"):
+    with pytest.raises(GraderError, match="has no cs336_staff/oracle, cs336_staff/fixturegen"):
         build(tmp_path / "autograder.zip", DEFAULT_RUBRIC, [], repo=tmp_path / "handout")
     assert not (tmp_path / "autograder.zip").exists()

@@ -10,8 +10,6 @@ from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.diagnosis.diagnose import Table
 from cs336_harness.grading.trusted import build_bundle, differences
 
-pytestmark = pytest.mark.grading
-
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory):
@@ -69,9 +67,9 @@ def test_any_change_to_a_copy_is_found(bundle, tmp_path: Path):
     assert differences(copy, bundle.expected) == []
     (copy / "fixtures" / "silu.safetensors").write_bytes(b"changed")
     (copy / "trusted" / "tests" / "extra.py").write_text("")
-    (copy / "trusted" / "tests" / "tolerances.py").unlink()
+    (copy / "trusted" / "tests" / "families" / "gradients.py").unlink()
     assert differences(copy, bundle.expected) == [
-        "trusted/tests/tolerances.py was deleted",
+        "trusted/tests/families/gradients.py was deleted",
         "trusted/tests/extra.py was added",
         "fixtures/silu.safetensors was modified",
     ]

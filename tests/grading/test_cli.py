@@ -3,12 +3,8 @@ and what it does when the sandbox cannot be set up."""
 
 from pathlib import Path
 
-import pytest
-
 from tests.grading import synthetic
 from tests.grading.conftest import grade, without_bwrap
-
-pytestmark = pytest.mark.grading
 
 
 def test_a_missing_submission_is_a_grader_error(tmp_path: Path):

@@ -20,9 +20,7 @@ from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade
 from tests.grading.test_scoring import CORE, TRAINING
 
-pytestmark = pytest.mark.grading
-
-UPSTREAM_STYLE = Path(__file__).parent / "upstream_style"
+UPSTREAM_STYLE = Path(__file__).parent.parent / "evidence" / "upstream_style"
 HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
 
 
@@ -31,7 +29,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     root = tmp_path_factory.mktemp("correct") / "submissions"
     synthetic.write_submission(root / "from_scratch", synthetic.CORRECT)
     (root / "fused" / "tests").mkdir(parents=True)
-    shutil.copyfile(REPO_ROOT / "tests" / "fused_adapters.py", root / "fused/tests/adapters.py")
+    shutil.copyfile(REPO_ROOT / "tests" / "evidence" / "fused.py", root / "fused/tests/adapters.py")
     shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
     synthetic.write_submission(root / "hides", synthetic.HIDES_A_FORBIDDEN_CALL)
     return grade(root, "-j2", out=root.parent / "out")

@@ -20,8 +20,6 @@ from cs336_harness.grading.limits import parse_size
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, GradingRun, grade, statuses
 
-pytestmark = pytest.mark.grading
-
 # Made and removed at once: whether this host lets the grader make cgroups (root, as in CI).
 _probe = cgroups.set_up(1, name=f"cs336-grade-probe-{os.getpid()}")
 _probe.remove()

@@ -8,8 +8,6 @@ import pytest
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, family_statuses, grade, statuses
 
-pytestmark = pytest.mark.grading
-
 
 @pytest.fixture(scope="module")
 def fresh_run(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:

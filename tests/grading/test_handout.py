@@ -9,20 +9,27 @@ import os
 import re
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
 
+from cs336_harness.families import FAMILIES
 from cs336_harness.grading.handout import export
-from tests.test_docs import broken_links
+from tests.harness.test_docs import broken_links
 
 pytestmark = [
-    pytest.mark.grading,
     pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv to build the handout's env"),
 ]
 
-REMOVED = ("oracle", "fixturegen", "fused_adapters", "wrong_adapters", "test_meta", "error_margins")
+REMOVED = (
+    "cs336_staff",
+    "oracle",
+    "fixturegen",
+    "evidence",
+    "tests/harness",
+    "tests/package",
+    "error_margins",
+)
 
 
 @pytest.fixture(scope="module")
@@ -96,10 +103,9 @@ def test_the_handout_readme_says_how_to_run_the_contract_alone(handout: Path):
     assert [c for c in cited if not (handout / c).is_file()] == []
     # Its pages link only to what it holds: the contract's conventions are its own section.
     assert broken_links(handout, [handout / "README.md", handout / "docs" / "contract.md"]) == []
-    # It says of every family of the rubric whether the assignment asks for it.
-    rubric = tomllib.loads((handout / "rubric.toml").read_text())["families"]
-    assert [f for f in rubric if f"`{f}`" not in readme] == []
-    assert "uv run pytest tests/test_rope.py" in readme
+    # It says of every registered family whether the assignment asks for it.
+    assert [f.name for f in FAMILIES if f"`{f.name}`" not in readme] == []
+    assert "uv run pytest tests/families/test_rope.py" in readme
 
 
 def test_grading_the_handout_gives_zero_points_all_not_implemented(handout: Path):
@@ -143,7 +149,7 @@ class FirstLines:
 out = {}
 for stem, files in json.loads(sys.argv[1]).items():
     collector = FirstLines()
-    args = [*files, f"--adapters=tests/wrong_adapters/{stem}.py", "-q", "-p", "no:cacheprovider"]
+    args = [*files, f"--adapters=tests/evidence/wrong/{stem}.py", "-q", "-p", "no:cacheprovider"]
     pytest.main(args, plugins=[collector])
     out[stem] = collector.lines
 print("FIRST-LINES " + json.dumps(out))
@@ -156,7 +162,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     import importlib
 
     from cs336_harness.adapter_loader import REPO_ROOT
-    from cs336_harness.diagnosis.catalog import MISTAKES
+    from cs336_staff.catalog import MISTAKES
 
     assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
     finished = tmp_path / "finished"
@@ -165,16 +171,18 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     # itself stays out: the failures below can only be named from the table the handout ships.
     shutil.copytree(REPO_ROOT / "cs336_basics", finished / "cs336_basics", dirs_exist_ok=True)
     shutil.copyfile(REPO_ROOT / "tests" / "adapters.py", finished / "tests" / "adapters.py")
-    shutil.copytree(REPO_ROOT / "tests" / "wrong_adapters", finished / "tests" / "wrong_adapters")
+    shutil.copytree(
+        REPO_ROOT / "tests" / "evidence" / "wrong", finished / "tests" / "evidence" / "wrong"
+    )
     assert not (finished / "cs336_harness" / "diagnosis" / "catalog").exists()
     lines = {m.id: m.line for m in MISTAKES}
     expected: dict[str, set[str]] = {}
     files: dict[str, list[str]] = {}
-    for path in sorted((REPO_ROOT / "tests" / "wrong_adapters").glob("[!_]*.py")):
-        module = importlib.import_module(f"tests.wrong_adapters.{path.stem}")
+    for path in sorted((REPO_ROOT / "tests" / "evidence" / "wrong").glob("[!_]*.py")):
+        module = importlib.import_module(f"tests.evidence.wrong.{path.stem}")
         declared = getattr(module, "DIAGNOSED_AS", ())
         declared = {declared} if isinstance(declared, str) else set(declared)
-        tests = [f"tests/test_{family}.py" for family in sorted(module.CAUGHT_BY)]
+        tests = [f"tests/families/test_{family}.py" for family in sorted(module.CAUGHT_BY)]
         if declared and all((finished / test).is_file() for test in tests):
             expected[path.stem] = {lines[m] for m in declared}
             files[path.stem] = tests

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.adapter_loader import REPO_ROOT
-from cs336_harness.grading.trusted import has_family_marker
 from cs336_harness.manifest import manifest_problems
 from tests.grading import synthetic
 from tests.grading.conftest import (
@@ -22,8 +21,6 @@ from tests.grading.conftest import (
     family_statuses,
     statuses,
 )
-
-pytestmark = pytest.mark.grading
 
 
 def _points_lost(run: GradingRun, name: str) -> float:
@@ -57,9 +54,7 @@ def test_every_submission_reports_every_test(
 ):
     run = hostile_batch.run
     # What a test run of the repository itself collects from the family test files.
-    family_files = [
-        str(p) for p in sorted((REPO_ROOT / "tests").glob("test_*.py")) if has_family_marker(p)
-    ]
+    family_files = [str(p) for p in sorted((REPO_ROOT / "tests" / "families").glob("test_*.py"))]
     items, _ = pytester.inline_genitems(*family_files, "-p", "no:cacheprovider")
     universe = {item.nodeid for item in items}
     assert len(universe) > 50
@@ -204,12 +199,17 @@ def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
     verdicts = statuses(results)
     assert family_statuses(results, "silu") == {"timed out"}
     assert all("no answer within 8 s" in o for o in _outputs(run, "hangs", "test_silu"))
-    assert verdicts["tests/test_embedding.py::test_embedding[three_dim_ids]"] == "timed out"
-    assert verdicts["tests/test_embedding.py::test_embedding[reference]"] == "passed"
+    assert (
+        verdicts["tests/families/test_embedding.py::test_embedding[three_dim_ids]"] == "timed out"
+    )
+    assert verdicts["tests/families/test_embedding.py::test_embedding[reference]"] == "passed"
     assert _points_lost(run, "hangs") == 1 + 1
     # Each time-out stops the worker; the next call starts a new one. Four time-outs: SiLU's
     # two forward cases and its backward case, and embedding's 3-D ids.
-    assert verdicts["tests/test_silu.py::test_silu_backward[backward_leading_dims]"] == "timed out"
+    assert (
+        verdicts["tests/families/test_silu.py::test_silu_backward[backward_leading_dims]"]
+        == "timed out"
+    )
     # The deadlock ran out of wall-clock time while another submission was graded beside it,
     # so it was graded again alone, in one more worker, and the report says so.
     assert int(run.summary()["hangs"]["workers"]) == 1 + 4 + 1
@@ -220,10 +220,10 @@ def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
 def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: HostileBatch):
     run = hostile_batch.run
     verdicts = statuses(run.results("crashes"))
-    assert verdicts["tests/test_swiglu.py::test_swiglu[d_ff_40]"] == "crashed"
-    assert verdicts["tests/test_swiglu.py::test_swiglu[reference]"] == "passed"
-    assert verdicts["tests/test_silu.py::test_silu[large_magnitude]"] == "crashed"
-    assert verdicts["tests/test_silu.py::test_silu[leading_dims]"] == "passed"
+    assert verdicts["tests/families/test_swiglu.py::test_swiglu[d_ff_40]"] == "crashed"
+    assert verdicts["tests/families/test_swiglu.py::test_swiglu[reference]"] == "passed"
+    assert verdicts["tests/families/test_silu.py::test_silu[large_magnitude]"] == "crashed"
+    assert verdicts["tests/families/test_silu.py::test_silu[leading_dims]"] == "passed"
     [segfault] = _outputs(run, "crashes", "test_swiglu[d_ff_40]")
     [abort] = _outputs(run, "crashes", "test_silu[large_magnitude]")
     assert "SIGSEGV" in segfault and "SIGABRT" in abort
@@ -232,7 +232,10 @@ def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: HostileBatch):
     suite = next(s for s in run.junit().findall("testsuite") if s.get("name") == "crashes")
     # SwiGLU's backward case with d_ff 40 crashes too (SiLU has no large-magnitude backward
     # case); each crash costs a worker.
-    assert verdicts["tests/test_swiglu.py::test_swiglu_backward[backward_d_ff_40]"] == "crashed"
+    assert (
+        verdicts["tests/families/test_swiglu.py::test_swiglu_backward[backward_d_ff_40]"]
+        == "crashed"
+    )
     assert suite.get("errors") == "3"
     assert run.summary()["crashes"]["workers"] == str(1 + 3)
 

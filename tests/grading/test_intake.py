@@ -25,8 +25,6 @@ from cs336_harness.grading.submissions import discover
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, GradingRun, grade, statuses
 
-pytestmark = pytest.mark.grading
-
 LINK = "symbolic link, not followed"
 
 

@@ -6,8 +6,6 @@ import pytest
 
 from cs336_harness.grading.limits import Limits, format_size, parse_size
 
-pytestmark = pytest.mark.grading
-
 
 @pytest.mark.parametrize(
     ("text", "size"),

@@ -5,7 +5,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
 from cs336_harness.grading.grader import read_excerpt
@@ -14,8 +13,6 @@ from cs336_harness.grading.remote import CALLED_CHARS, CALLED_MAX, CALLED_SITES,
 from cs336_harness.grading.reports.table import family_table
 from cs336_harness.grading.results import HARDENING, Status, SubmissionResult
 from cs336_harness.grading.scoring import load_rubric, score
-
-pytestmark = pytest.mark.grading
 
 
 def _event(**fields) -> str:

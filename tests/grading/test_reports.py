@@ -30,8 +30,6 @@ from cs336_harness.grading.results import (
 )
 from cs336_harness.grading.scoring import Gradescope, Score, load_rubric, score
 
-pytestmark = pytest.mark.grading
-
 
 def _scored(name: str = "alice", message: str = "wrong") -> Score:
     tests = (GradedTest("t::test_rope[a]", "rope", Status.FAILED, message, message),)

@@ -15,8 +15,6 @@ from cs336_harness.grading.limits import Limits, apply_rlimits
 from cs336_harness.grading.sandbox import Sandbox
 from tests.grading.conftest import Listener
 
-pytestmark = pytest.mark.grading
-
 LIMITS = Limits(processes=16)
 
 # Run inside the sandbox: a report of the worker's world, as JSON.

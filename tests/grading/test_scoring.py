@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from cs336_harness.families import BY_NAME, FAMILIES
 from cs336_harness.grading.results import (
     HARDENING,
     GradedTest,
@@ -20,8 +21,6 @@ from cs336_harness.grading.scoring import (
     load_rubric,
     score,
 )
-
-pytestmark = pytest.mark.grading
 
 CORE = {
     "linear": 1,
@@ -61,20 +60,28 @@ def test_the_rubric_gives_the_training_half_the_handouts_points():
     assert {f.family: f.points for f in rubric.families if f.family in TRAINING} == TRAINING
 
 
-def test_the_rubric_covers_every_family_the_tests_carry():
-    families = {
-        line.split('"')[1]
-        for path in (DEFAULT_RUBRIC.parent / "tests").glob("test_*.py")
-        for line in path.read_text().splitlines()
-        if line.startswith("pytestmark = pytest.mark.family(")
+def test_the_rubric_is_the_registry_and_covers_every_family_the_tests_carry():
+    carried = {
+        match
+        for path in (DEFAULT_RUBRIC.parent / "tests" / "families").glob("test_*.py")
+        for match in re.findall(r'pytest\.mark\.family\("(\w+)"', path.read_text())
     }
     rubric = load_rubric()
-    assert families and all(rubric.get(f) is not None for f in families)
+    assert [f.family for f in rubric.families] == [f.name for f in FAMILIES]
+    assert {f.family: f.points for f in rubric.families} == {f.name: f.points for f in FAMILIES}
+    assert carried == set(BY_NAME)
+
+
+def test_a_course_s_families_table_stands_alone_and_titles_default_to_the_registry(tmp_path):
+    path = tmp_path / "rubric.toml"
+    path.write_text("[families]\nrope = { points = 3 }\n")
+    rubric = load_rubric(path)
+    assert [(f.family, f.title, f.points) for f in rubric.families] == [("rope", "RoPE", 3.0)]
 
 
 @pytest.mark.parametrize(
     "text",
-    ["", "[families]\n", "families = { linear = 1 }\n", "[families]\nlinear = { points = -1 }\n"],
+    ["[families]\n", "families = { linear = 1 }\n", "[families]\nlinear = { points = -1 }\n"],
 )
 def test_a_malformed_rubric_is_an_error(tmp_path: Path, text: str):
     path = tmp_path / "rubric.toml"

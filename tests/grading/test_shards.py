@@ -12,8 +12,6 @@ from cs336_harness.grading.shards import parse_shard, shard_positions
 from tests.grading import synthetic
 from tests.grading.conftest import grade
 
-pytestmark = pytest.mark.grading
-
 CLASS = {
     "alice": synthetic.CORRECT,
     "bob": synthetic.WRONG_SOFTMAX,

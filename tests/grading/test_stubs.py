@@ -6,8 +6,6 @@ import pytest
 
 from cs336_harness.grading.stubs import stub_source
 
-pytestmark = pytest.mark.grading
-
 SOURCE = '''\
 """Module docstring, Θ."""
 import torch

@@ -10,8 +10,6 @@ import pytest
 
 from cs336_harness.grading.timekeeping import CallClock, Timeout, process_tree_cpu_seconds
 
-pytestmark = pytest.mark.grading
-
 
 class Counter:
     """A CPU counter the test moves by hand."""

@@ -13,8 +13,6 @@ from rich.text import Text
 
 from cs336_harness.untrusted import NAME_CHARS, clean, clean_names
 
-pytestmark = pytest.mark.grading
-
 # XML 1.0's Char production.
 XML_CHAR = re.compile("[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 HOSTILE = (

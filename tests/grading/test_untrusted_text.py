@@ -17,8 +17,6 @@ import pytest
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, GradingRun, grade, statuses
 
-pytestmark = pytest.mark.grading
-
 # The Python source of each message, evaluated in the worker (no raw control characters or
 # surrogates in the adapters file itself).
 RAISES = synthetic.Synthetic(

@@ -17,8 +17,6 @@ from cs336_harness.grading.remote import RemoteAdapters
 from cs336_harness.grading.worker import answer
 from cs336_harness.rules.runtime import Watcher
 
-pytestmark = pytest.mark.grading
-
 ADAPTERS = """\
 def run_softmax(in_features, dim):
     x = in_features.sub_(in_features.amax(dim=dim, keepdim=True))

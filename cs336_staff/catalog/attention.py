@@ -1,0 +1,620 @@
+"""Known mistakes in RoPE, scaled dot-product attention and multi-head self-attention (and
+where each shows in the block and the LM)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_staff import oracle
+from cs336_staff.catalog.mistake import Mistake, Variant
+from cs336_staff.catalog.parts import Parts, everywhere
+from cs336_staff.catalog.reading import (
+    BLOCK,
+    LM,
+    MHA,
+    MHA_ROPE,
+    block_change,
+    custom_positions,
+    f64,
+    lm_with,
+    mha_block_change,
+    mha_weights,
+    mha_with,
+    run_block,
+    run_lm,
+    run_mha,
+)
+from cs336_staff.oracle.variants import (
+    non_causal_block,
+)
+
+MISTAKES: list[Mistake] = []
+
+
+def _rope(c: NumpyCase, positions=None, theta=None, pairing="interleaved") -> np.ndarray:
+    x = c.inputs["in_query_or_key"]
+    pos = c.inputs["token_positions"] if positions is None else positions
+    return oracle.rope(x, pos, c.params["theta"] if theta is None else theta, pairing)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_rotate_half",
+        'RoPE pairs x[k] with x[k + d_k/2] ("rotate half"); this assignment pairs x[2k] with '
+        "x[2k+1]",
+        {
+            "rope": lambda c: _rope(c, pairing="half"),
+            MHA_ROPE: lambda c: run_mha(c, mha_weights(c), pairing="half"),
+            BLOCK: lambda c: run_block(c, c.weights, rope_pairing="half"),
+        }
+        | dict.fromkeys(LM, lambda c: run_lm(c, c.weights, rope_pairing="half")),
+    )
+)
+
+
+def _rope_positions_ignored(c: NumpyCase) -> np.ndarray | None:
+    x = c.inputs["in_query_or_key"]
+    return None if custom_positions(c, x) is None else _rope(c, positions=np.arange(x.shape[-2]))
+
+
+def _mha_rope_positions_ignored(c: NumpyCase) -> np.ndarray | None:
+    """Attention with RoPE sees only the offsets between positions: positions p₀ + 0 … seq−1
+    give the same output as 0 … seq−1."""
+    pos = custom_positions(c, c.inputs["in_features"])
+    if pos is None or np.array_equal(
+        pos - pos[..., :1], np.broadcast_to(np.arange(pos.shape[-1]), pos.shape)
+    ):
+        return None
+    return run_mha(c, mha_weights(c), positions=None)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_ignores_positions",
+        "RoPE ignores token_positions and rotates by 0 … seq-1",
+        {"rope": _rope_positions_ignored, MHA_ROPE: _mha_rope_positions_ignored},
+    )
+)
+
+
+FIXED_THETA = 10000.0
+
+
+def _theta(c: NumpyCase) -> float:
+    return c.params["rope_theta" if c.family in LM else "theta"]
+
+
+def _theta_fixed(variant: Callable[[NumpyCase], np.ndarray]) -> Variant:
+    return lambda c: None if _theta(c) == FIXED_THETA else variant(c)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_theta_fixed",
+        "RoPE uses Θ = 10000 whatever theta is given",
+        {
+            "rope": _theta_fixed(lambda c: _rope(c, theta=FIXED_THETA)),
+            MHA_ROPE: _theta_fixed(lambda c: run_mha(c, mha_weights(c), theta=FIXED_THETA)),
+            BLOCK: _theta_fixed(lambda c: run_block(c, c.weights, rope_theta=FIXED_THETA)),
+        }
+        | dict.fromkeys(LM, _theta_fixed(lambda c: run_lm(c, c.weights, rope_theta=FIXED_THETA))),
+    )
+)
+
+
+def _scaled_q(c: NumpyCase, d_k: int) -> np.ndarray:
+    return f64(c.inputs["Q"]) * math.sqrt(d_k)
+
+
+def _attention_unscaled(c: NumpyCase) -> np.ndarray:
+    q = c.inputs["Q"]
+    return oracle.scaled_dot_product_attention(
+        _scaled_q(c, q.shape[-1]), c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
+    )
+
+
+def _unscaled(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
+    """A block whose scores come out unscaled from the oracle, which divides them by √d_k:
+    its query projection times √d_k (RoPE is linear, so it commutes with the factor)."""
+    q = block["attn.q_proj.weight"]
+    return dict(block) | {"attn.q_proj.weight": f64(q) * math.sqrt(q.shape[0] // num_heads)}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_unscaled",
+        "attention scores are not divided by sqrt(d_k)",
+        {
+            "scaled_dot_product_attention": _attention_unscaled,
+            MHA: mha_block_change(_unscaled),
+            MHA_ROPE: mha_block_change(_unscaled),
+        }
+        | block_change(_unscaled),
+    )
+)
+
+
+def _attention_d_v(c: NumpyCase) -> np.ndarray | None:
+    d_k, d_v = c.inputs["Q"].shape[-1], c.inputs["V"].shape[-1]
+    if d_k == d_v:
+        return None
+    q = _scaled_q(c, d_k) / math.sqrt(d_v)
+    return oracle.scaled_dot_product_attention(
+        q, c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
+    )
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_by_d_v",
+        "attention scores are divided by sqrt(d_v); the scale is 1 / sqrt(d_k), the queries' "
+        "and keys' width",
+        {"scaled_dot_product_attention": _attention_d_v},
+    )
+)
+
+
+def _fully_masked_rows(c: NumpyCase) -> np.ndarray | None:
+    mask = c.inputs.get("mask")
+    if mask is None:
+        return None
+    shape = (*c.inputs["Q"].shape[:-1], c.inputs["K"].shape[-2])
+    empty = ~np.broadcast_to(mask, np.broadcast_shapes(mask.shape, shape)).any(-1)
+    return empty if empty.any() else None
+
+
+def _attention_nan_rows(c: NumpyCase) -> np.ndarray | None:
+    empty = _fully_masked_rows(c)
+    if empty is None:
+        return None
+    x = c.inputs
+    correct = oracle.scaled_dot_product_attention(x["Q"], x["K"], x["V"], x["mask"])
+    return np.where(empty[..., None], np.nan, correct)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_nan_on_fully_masked_row",
+        "a query whose keys are all masked gets NaN (a softmax over -inf only); its output is "
+        "zeros here",
+        {"scaled_dot_product_attention": _attention_nan_rows},
+    )
+)
+
+
+def _attention_mask_inverted(c: NumpyCase) -> np.ndarray | None:
+    mask = c.inputs.get("mask")
+    if mask is None:
+        return None
+    return oracle.scaled_dot_product_attention(c.inputs["Q"], c.inputs["K"], c.inputs["V"], ~mask)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_inverted",
+        "the mask is applied inverted: True means the query may attend to that key",
+        {"scaled_dot_product_attention": _attention_mask_inverted},
+    )
+)
+
+
+def _not_causal_block(c: NumpyCase) -> np.ndarray:
+    p = c.params
+    return non_causal_block(
+        c.inputs["in_features"], c.weights, num_heads=p["num_heads"], theta=p["theta"]
+    )
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_not_causal",
+        "self-attention has no causal mask: query i may attend only to keys 0 … i",
+        {
+            MHA: lambda c: mha_with(c, causal=False),
+            MHA_ROPE: lambda c: mha_with(c, causal=False),
+            BLOCK: _not_causal_block,
+        }
+        | dict.fromkeys(LM, lm_with(causal=False)),
+    )
+)
+
+
+def _strided(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray] | None:
+    """A block whose correct head split computes the strided one (head h's j-th feature is
+    feature j·H + h of each projection, and the same order goes back into the output
+    projection): rows of q/k/v and columns of the output projection permuted."""
+    if num_heads == 1:
+        return None
+    d_model = block["attn.q_proj.weight"].shape[0]
+    order = np.arange(d_model).reshape(d_model // num_heads, num_heads).T.reshape(-1)
+    out = dict(block)
+    for p in ("q_proj", "k_proj", "v_proj"):
+        out[f"attn.{p}.weight"] = block[f"attn.{p}.weight"][order]
+    out["attn.output_proj.weight"] = block["attn.output_proj.weight"][:, order]
+    return out
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_heads_strided",
+        "heads are split as strided features (head h = features h, h+H, h+2H, …); head h is "
+        "the contiguous block h·d_k … (h+1)·d_k - 1 of each projection",
+        {MHA: mha_block_change(_strided), MHA_ROPE: mha_block_change(_strided)}
+        | block_change(_strided),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_on_values",
+        "RoPE is applied to the values as well; it rotates only the queries and the keys",
+        {MHA_ROPE: lambda c: mha_with(c, rotated=("q", "k", "v"))},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_on_queries_only",
+        "RoPE rotates the queries but not the keys; both are rotated",
+        {MHA_ROPE: lambda c: mha_with(c, rotated=("q",))},
+    )
+)
+
+
+def rotate(
+    x: np.ndarray,
+    positions: np.ndarray,
+    theta: float,
+    *,
+    exponent: float = 2.0,
+    swap: bool = False,
+    reverse: bool = False,
+    shift: int = 0,
+) -> np.ndarray:
+    """Interleaved RoPE with its mistakes as switches: pair k at position p (plus `shift`)
+    turns by p·Θ^(-exponent·k/d_k), with cos and sin swapped (`swap`) or the angle negated
+    (`reverse`)."""
+    x = f64(x)
+    d_k = x.shape[-1]
+    pos = np.broadcast_to(positions, x.shape[:-1]).astype(np.float64) + shift
+    angle = pos[..., None] * float(theta) ** (-exponent * np.arange(d_k // 2) / d_k)
+    cos, sin = np.cos(angle), np.sin(angle)
+    if swap:
+        cos, sin = sin, cos
+    if reverse:
+        sin = -sin
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+
+
+def _rope_family(**mistake) -> Variant:
+    return lambda c: rotate(
+        c.inputs["in_query_or_key"], c.inputs["token_positions"], c.params["theta"], **mistake
+    )
+
+
+def _several_heads(variants: Mapping[str, Variant]) -> dict[str, Variant]:
+    """`variants` where there are several heads; None with one (d_k is d_model)."""
+    return {
+        family: (lambda v: lambda c: None if c.params["num_heads"] == 1 else v(c))(variant)
+        for family, variant in variants.items()
+    }
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_cos_sin_swapped",
+        "RoPE swaps cos and sin, (a sin - b cos, a cos + b sin); the rotation is "
+        "(a cos - b sin, a sin + b cos)",
+        {"rope": _rope_family(swap=True)}
+        | everywhere(
+            Parts(rope=lambda q, pos, theta: rotate(q, pos, theta, swap=True)),
+            (MHA_ROPE, BLOCK, *LM),
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_rotation_reversed",
+        "RoPE rotates the wrong way, (a cos + b sin, -a sin + b cos); the rotation is "
+        "(a cos - b sin, a sin + b cos)",
+        # In attention both queries and keys turn by π/2 - angle with cos and sin swapped,
+        # and by -angle reversed: their dot products are the same, so only RoPE's own output
+        # tells the two apart.
+        {"rope": _rope_family(reverse=True)},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_frequencies_k_over_d",
+        "RoPE's frequencies are Θ^(-k/d_k); pair k turns at Θ^(-2k/d_k) (k = 0 … d_k/2 - 1)",
+        {"rope": _rope_family(exponent=1.0)}
+        | everywhere(
+            Parts(rope=lambda q, pos, theta: rotate(q, pos, theta, exponent=1.0)),
+            (MHA_ROPE, BLOCK, *LM),
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_positions_from_one",
+        "RoPE rotates position p by the angle of p + 1 (positions counted from 1); the first "
+        "position is 0 and is not rotated",
+        # Attention sees only differences of positions: the shift shows in RoPE alone.
+        {"rope": _rope_family(shift=1)},
+    )
+)
+
+
+def _rope_before_split(q: np.ndarray, pos: np.ndarray, theta: float) -> np.ndarray:
+    """The heads `(..., H, seq, d_k)` joined back into `(..., seq, d_model)`, rotated as one
+    vector (pair j of head h is pair h·d_k/2 + j of d_model), and split again."""
+    heads, d_k = q.shape[-3], q.shape[-1]
+    joined = np.swapaxes(q, -2, -3).reshape(*q.shape[:-3], q.shape[-2], heads * d_k)
+    rotated = rotate(joined, pos[..., 0, :], theta)
+    return np.swapaxes(rotated.reshape(*joined.shape[:-1], heads, d_k), -2, -3)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_before_head_split",
+        "RoPE rotates the whole d_model-wide query and key before they are split into heads; "
+        "split first, then rotate each head's d_k features with pairs k = 0 … d_k/2 - 1",
+        _several_heads(everywhere(Parts(rope=_rope_before_split), (MHA_ROPE, BLOCK, *LM))),
+    )
+)
+
+
+def _attention_d_k(c: NumpyCase) -> np.ndarray:
+    q = f64(c.inputs["Q"])
+    return oracle.scaled_dot_product_attention(
+        q / math.sqrt(q.shape[-1]), c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
+    )
+
+
+def _scaled_by_d_k(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
+    """A block whose scores the oracle divides by √d_k once more: the query projection over
+    √d_k."""
+    q = block["attn.q_proj.weight"]
+    return dict(block) | {"attn.q_proj.weight": f64(q) / math.sqrt(q.shape[0] // num_heads)}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_by_d_k",
+        "attention scores are divided by d_k; they are divided by sqrt(d_k)",
+        {
+            "scaled_dot_product_attention": _attention_d_k,
+            MHA: mha_block_change(_scaled_by_d_k),
+            MHA_ROPE: mha_block_change(_scaled_by_d_k),
+        }
+        | block_change(_scaled_by_d_k),
+    )
+)
+
+
+def _scaled_by_d_model(
+    block: Mapping[str, np.ndarray], num_heads: int
+) -> dict[str, np.ndarray] | None:
+    """A block whose scores come out over √d_model: the query projection over √num_heads.
+    None with one head (d_model is d_k) and where d_k = num_heads (√d_model is d_k, the
+    mistake above)."""
+    d_k = block["attn.q_proj.weight"].shape[0] // num_heads
+    if num_heads in (1, d_k):
+        return None
+    q = f64(block["attn.q_proj.weight"])
+    return dict(block) | {"attn.q_proj.weight": q / math.sqrt(num_heads)}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_by_sqrt_d_model",
+        "multi-head attention divides the scores by sqrt(d_model); each head's scores are "
+        "divided by sqrt(d_k), d_k = d_model / num_heads",
+        {MHA: mha_block_change(_scaled_by_d_model), MHA_ROPE: mha_block_change(_scaled_by_d_model)}
+        | block_change(_scaled_by_d_model),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_causal_mask_hides_diagonal",
+        "the causal mask also hides the diagonal (torch.tril(..., diagonal=-1)), so a query "
+        "cannot attend to its own position; query i attends keys 0 … i, itself included",
+        everywhere(Parts(mask=lambda seq: np.tril(np.ones((seq, seq), dtype=bool), -1))),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_causal_mask_upper_triangle",
+        "the causal mask is the upper triangle, so query i attends keys i … seq-1 (the "
+        "future); it is the lower triangle: keys 0 … i",
+        everywhere(Parts(mask=lambda seq: np.triu(np.ones((seq, seq), dtype=bool)))),
+    )
+)
+
+
+def _scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return f64(q) @ np.swapaxes(f64(k), -1, -2) / math.sqrt(q.shape[-1])
+
+
+def _softmax(scores: np.ndarray, allowed: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax along `axis` over the allowed entries; masked ones, and a slice with none
+    allowed, get 0."""
+    top = np.max(np.where(allowed, scores, -np.inf), axis=axis, keepdims=True)
+    e = np.where(allowed, np.exp(scores - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = e.sum(axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def _mask_after_softmax(q, k, v, mask) -> np.ndarray | None:
+    if mask is None:
+        return None
+    s = _scores(q, k)
+    return _softmax(s, np.ones_like(s, dtype=bool), -1) * mask @ f64(v)
+
+
+def _mask_added(q, k, v, mask) -> np.ndarray | None:
+    if mask is None:
+        return None
+    scores = _scores(q, k) + mask
+    return _softmax(scores, np.ones_like(scores, dtype=bool), -1) @ f64(v)
+
+
+def _softmax_over_queries(q, k, v, mask) -> np.ndarray:
+    s = _scores(q, k)
+    allowed = np.ones_like(s, dtype=bool) if mask is None else np.broadcast_to(mask, s.shape)
+    return _softmax(np.broadcast_to(s, allowed.shape), allowed, -2) @ f64(v)
+
+
+def _sdpa(mistaken) -> Variant:
+    return lambda c: mistaken(c.inputs["Q"], c.inputs["K"], c.inputs["V"], c.inputs.get("mask"))
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_after_softmax",
+        "the mask is applied after the softmax (masked probabilities zeroed), so the rest no "
+        "longer sum to 1; fill masked scores with -inf before the softmax",
+        {"scaled_dot_product_attention": _sdpa(_mask_after_softmax)}
+        | everywhere(Parts(attention=_mask_after_softmax)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_added_to_scores",
+        "the boolean mask is added to the scores (True as +1, False as 0); masked scores are "
+        "set to -inf before the softmax",
+        {"scaled_dot_product_attention": _sdpa(_mask_added)}
+        | everywhere(Parts(attention=_mask_added)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_softmax_over_queries",
+        "the attention softmax normalises over the queries (dim=-2); each query's weights "
+        "over the keys sum to 1: softmax over the last dimension",
+        {"scaled_dot_product_attention": _sdpa(_softmax_over_queries)}
+        | everywhere(Parts(attention=_softmax_over_queries)),
+    )
+)
+
+
+def _keys_values_swapped(q, k, v, mask) -> np.ndarray | None:
+    if np.shape(k) != np.shape(v):
+        return None
+    return oracle.scaled_dot_product_attention(q, v, k, mask)
+
+
+def _swapped(first: str, second: str):
+    def change(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+        a, b = f"attn.{first}.weight", f"attn.{second}.weight"
+        return dict(block) | {a: block[b], b: block[a]}
+
+    return change
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_keys_values_swapped",
+        "attention takes the values as keys and the keys as values, softmax(Q Vᵀ / sqrt(d_k)) "
+        "K; it is softmax(Q Kᵀ / sqrt(d_k)) V",
+        {"scaled_dot_product_attention": _sdpa(_keys_values_swapped)}
+        | everywhere(Parts(attention=_keys_values_swapped)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_q_k_projections_swapped",
+        "the query projection is applied with k_proj's weight and the key projection with "
+        "q_proj's; q = x W_qᵀ, k = x W_kᵀ",
+        {
+            MHA: mha_block_change(_swapped("q_proj", "k_proj")),
+            MHA_ROPE: mha_block_change(_swapped("q_proj", "k_proj")),
+        }
+        | block_change(_swapped("q_proj", "k_proj")),
+    )
+)
+
+
+def _without_output(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    o = block["attn.output_proj.weight"]
+    return dict(block) | {"attn.output_proj.weight": np.eye(o.shape[0])}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_without_output_projection",
+        "multi-head attention returns the concatenated heads without the output projection; "
+        "it ends with output_proj",
+        {MHA: mha_block_change(_without_output), MHA_ROPE: mha_block_change(_without_output)}
+        | block_change(_without_output),
+    )
+)
+
+
+def _output_transposed(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    return dict(block) | {"attn.output_proj.weight": f64(block["attn.output_proj.weight"]).T}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_output_projection_transposed",
+        "the output projection multiplies by W_o instead of W_oᵀ; like every Linear it "
+        "computes heads @ W_o.T",
+        {
+            MHA: mha_block_change(_output_transposed),
+            MHA_ROPE: mha_block_change(_output_transposed),
+        }
+        | block_change(_output_transposed),
+    )
+)
+
+
+def _merged_feature_major(
+    block: Mapping[str, np.ndarray], num_heads: int
+) -> dict[str, np.ndarray] | None:
+    """Heads merged as (d_k, heads), feature j of head h at j·H + h, where the output
+    projection reads h·d_k + j: its columns permuted."""
+    if num_heads == 1:
+        return None
+    d_model = block["attn.output_proj.weight"].shape[0]
+    order = np.arange(d_model).reshape(d_model // num_heads, num_heads).T.reshape(-1)
+    return dict(block) | {"attn.output_proj.weight": block["attn.output_proj.weight"][:, order]}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_heads_merged_feature_major",
+        "the heads are merged feature-major ('... h s d -> ... s (d h)'), interleaving them; "
+        "concatenate them head after head: '... h s d -> ... s (h d)'",
+        {
+            MHA: mha_block_change(_merged_feature_major),
+            MHA_ROPE: mha_block_change(_merged_feature_major),
+        }
+        | block_change(_merged_feature_major),
+    )
+)

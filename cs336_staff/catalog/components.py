@@ -1,0 +1,572 @@
+"""Known mistakes in the components: Linear, Embedding, the norms, the activations, softmax,
+SwiGLU and the position-wise feed-forward (and where each shows in the models built from them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_staff import oracle
+from cs336_staff.catalog.mistake import Mistake, Variant
+from cs336_staff.catalog.numerics import (
+    float32_exp,
+    round_to_bfloat16,
+    round_to_float16,
+    sigmoid,
+)
+from cs336_staff.catalog.parts import Parts, everywhere
+from cs336_staff.catalog.reading import (
+    BLOCK,
+    CONFIG_LM,
+    LM,
+    block_change,
+    f64,
+    gain_names,
+    oracle_config,
+    run_config_lm,
+    unit_gains,
+)
+
+MISTAKES: list[Mistake] = []
+
+
+def _linear_not_transposed(c: NumpyCase) -> np.ndarray | None:
+    w = c.weights["weight"]
+    return None if w.shape[0] != w.shape[1] else f64(c.inputs["in_features"]) @ f64(w)
+
+
+MISTAKES.append(
+    Mistake(
+        "linear_weight_not_transposed",
+        "Linear computes x @ W; W is stored (d_out, d_in), so y = x @ W.T",
+        {"linear": _linear_not_transposed},
+    )
+)
+
+
+def _embedding_bf16(c: NumpyCase) -> np.ndarray | None:
+    table = round_to_bfloat16(c.weights["weight"])
+    return None if np.array_equal(table, c.weights["weight"]) else table[c.inputs["token_ids"]]
+
+
+MISTAKES.append(
+    Mistake(
+        "embedding_table_in_bfloat16",
+        "the embedding table is kept in bfloat16, so rows come back rounded; a lookup returns "
+        "the stored rows exactly",
+        {"embedding": _embedding_bf16},
+    )
+)
+
+
+def _rmsnorm_eps_outside(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    rms = np.sqrt(np.mean(x**2, axis=-1, keepdims=True))
+    return x / (rms + c.params["eps"]) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_eps_outside_sqrt",
+        "RMSNorm divides by sqrt(mean(x²)) + eps; eps goes inside: x / sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_eps_outside},
+        graded=True,
+    )
+)
+
+
+def _rmsnorm_no_gain(c: NumpyCase) -> np.ndarray | None:
+    gain = c.weights["weight"]
+    return (
+        None if np.all(gain == 1) else oracle.rmsnorm(c.inputs["in_features"], 1.0, c.params["eps"])
+    )
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_without_gain",
+        "RMSNorm leaves out its gain: x / RMS(x) is multiplied elementwise by the learned weight",
+        {"rmsnorm": _rmsnorm_no_gain} | block_change(unit_gains, final=unit_gains),
+    )
+)
+
+
+def _rmsnorm_half(c: NumpyCase) -> np.ndarray | None:
+    """x · rsqrt(mean(x²) + eps) · g in float16, every operation rounded to float16 (the mean
+    accumulated in float32, as torch does on the CPU): squares past 256 overflow. Not for
+    bfloat16, whose rsqrt torch computes up to an ulp off: its mistaken output cannot be
+    reproduced to the one-ulp tolerance."""
+    if c.params.get("dtype") != "float16":
+        return None
+    r = round_to_float16
+    x = f64(c.inputs["in_features"])
+    with np.errstate(over="ignore"):
+        squares = r(x * x)
+        mean_square = r(np.sum(squares.astype(np.float32), axis=-1, keepdims=True) / x.shape[-1])
+        inv = r(1.0 / np.sqrt(r(mean_square + c.params["eps"])))
+    return r(r(x * inv) * r(c.weights["weight"]))
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_in_half_precision",
+        "RMSNorm computes in the input's half precision; upcast to float32 first (float16 "
+        "squares overflow, bfloat16 sums round), then cast the result back",
+        {"rmsnorm": _rmsnorm_half},
+    )
+)
+
+
+def _layernorm_unbiased(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    d = x.shape[-1]
+    centred = x - x.mean(-1, keepdims=True)
+    var = (centred**2).sum(-1, keepdims=True) / (d - 1)
+    return centred / np.sqrt(var + c.params["eps"]) * f64(c.weights["weight"]) + c.weights["bias"]
+
+
+def _config_layernorm_unbiased(c: NumpyCase) -> np.ndarray | None:
+    """LayerNorm with the variance over d − 1 is LayerNorm with the gain times √((d−1)/d) and
+    eps times (d−1)/d: the same model with changed parameters."""
+    cfg = oracle_config(c.params["config"])
+    if cfg.get("norm") != "layernorm":
+        return None
+    shrink = (cfg["d_model"] - 1) / cfg["d_model"]
+    scaled = {k: f64(c.weights[k]) * math.sqrt(shrink) for k in gain_names(c.weights)}
+    weights = dict(c.weights) | scaled
+    eps = cfg.get("norm_eps", 1e-5) * shrink
+    return oracle.transformer_lm(c.inputs["in_indices"], weights, cfg | {"norm_eps": eps})
+
+
+MISTAKES.append(
+    Mistake(
+        "layernorm_unbiased_variance",
+        "LayerNorm divides the variance by d_model - 1 (torch.var's default); LayerNorm's "
+        "variance is biased: divide by d_model (unbiased=False / correction=0)",
+        {"layernorm": _layernorm_unbiased, CONFIG_LM: _config_layernorm_unbiased},
+    )
+)
+
+
+def _silu_sigmoid(c: NumpyCase) -> np.ndarray:
+    return sigmoid(f64(c.inputs["in_features"]))
+
+
+def _swiglu_sigmoid_gate(c: NumpyCase) -> np.ndarray:
+    x, w = c.inputs["in_features"], c.weights
+    gate = sigmoid(oracle.linear(x, w["w1.weight"]))
+    return oracle.linear(gate * oracle.linear(x, w["w3.weight"]), w["w2.weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_is_sigmoid",
+        "SiLU returns sigmoid(x); SiLU is x * sigmoid(x)",
+        {"silu": _silu_sigmoid, "swiglu": _swiglu_sigmoid_gate},
+    )
+)
+
+
+def _gelu_tanh(c: NumpyCase) -> np.ndarray | None:
+    if c.params["approximate"] != "none":
+        return None
+    return oracle.gelu(c.inputs["in_features"], approximate="tanh")
+
+
+def _ffn_gelu_tanh(c: NumpyCase) -> np.ndarray:
+    w = c.weights
+    return oracle.feedforward(
+        c.inputs["in_features"], w["w1.weight"], w["w2.weight"], approximate="tanh"
+    )
+
+
+def _config_gelu_tanh(c: NumpyCase) -> np.ndarray | None:
+    cfg = oracle_config(c.params["config"])
+    if cfg.get("ffn") != "gelu" or cfg.get("gelu_approximate", "none") != "none":
+        return None
+    return run_config_lm(c, cfg | {"gelu_approximate": "tanh"})
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_tanh_for_exact",
+        "GELU uses the tanh approximation where the exact GELU, 0.5 x (1 + erf(x / sqrt 2)), "
+        "is asked for",
+        {
+            "gelu": _gelu_tanh,
+            "positionwise_feedforward": _ffn_gelu_tanh,
+            CONFIG_LM: _config_gelu_tanh,
+        },
+        graded=True,
+    )
+)
+
+
+def _softmax_dim(c: NumpyCase) -> int:
+    return c.params["dim"] % c.inputs["in_features"].ndim
+
+
+def _softmax_last_dim(c: NumpyCase) -> np.ndarray | None:
+    x = c.inputs["in_features"]
+    return None if _softmax_dim(c) == x.ndim - 1 else oracle.softmax(x, -1)
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_over_last_dim",
+        "softmax normalises over the last dimension whatever `dim` is",
+        {"softmax": _softmax_last_dim},
+    )
+)
+
+
+def _softmax_no_shift(c: NumpyCase) -> np.ndarray | None:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    e = float32_exp(x)
+    total = e.sum(axis=dim, keepdims=True)
+    if np.isfinite(e).all() and (total > 0).all():
+        return None  # nothing overflows: the same function, up to rounding
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return e / total
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_without_max_shift",
+        "softmax exponentiates without subtracting the maximum first: exp overflows to inf "
+        "and inf / inf is NaN; softmax(x) = softmax(x - max(x))",
+        {"softmax": _softmax_no_shift},
+    )
+)
+
+
+def _swiglu_swapped(c: NumpyCase) -> np.ndarray:
+    w = c.weights
+    return oracle.swiglu(c.inputs["in_features"], w["w3.weight"], w["w2.weight"], w["w1.weight"])
+
+
+def _swapped_w1_w3(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    w1, w3 = block["ffn.w1.weight"], block["ffn.w3.weight"]
+    return dict(block) | {"ffn.w1.weight": w3, "ffn.w3.weight": w1}
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_w1_w3_swapped",
+        "SwiGLU gates the wrong branch: the SiLU goes on W1 x, W2(silu(W1 x) * W3 x)",
+        {"swiglu": _swiglu_swapped} | block_change(_swapped_w1_w3),
+    )
+)
+
+
+def _mean_absolute_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    x = f64(x)
+    return x / (np.mean(np.abs(x), axis=-1, keepdims=True) + eps) * f64(gain)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_by_mean_absolute",
+        "RMSNorm divides by the mean absolute value, mean(|x|) + eps; it divides by the root "
+        "mean square, sqrt(mean(x²) + eps)",
+        {
+            "rmsnorm": lambda c: _mean_absolute_norm(
+                c.inputs["in_features"], c.weights["weight"], c.params["eps"]
+            )
+        }
+        | everywhere(Parts(norm=_mean_absolute_norm), (BLOCK, *LM)),
+    )
+)
+
+
+def _rmsnorm_without_eps(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True)) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_without_eps",
+        "RMSNorm divides by sqrt(mean(x²)) without eps; eps is added to the mean square: "
+        "x / sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_without_eps},
+        graded=True,
+    )
+)
+
+
+def _rmsnorm_whole_tensor(c: NumpyCase) -> np.ndarray | None:
+    x = f64(c.inputs["in_features"])
+    if x.size == x.shape[-1]:
+        return None  # a single vector: its own mean is the whole tensor's
+    return x / np.sqrt(np.mean(x**2) + c.params["eps"]) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_mean_over_whole_tensor",
+        "RMSNorm takes the mean of x² over the whole tensor; each vector is normalised by its "
+        "own mean over the last dimension (mean(x², dim=-1, keepdim=True))",
+        {"rmsnorm": _rmsnorm_whole_tensor},
+    )
+)
+
+
+def _rmsnorm_gain_added(c: NumpyCase) -> np.ndarray:
+    normalised = oracle.rmsnorm(c.inputs["in_features"], 1.0, c.params["eps"])
+    return normalised + f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_gain_added",
+        "RMSNorm adds its gain to x / RMS(x); the gain multiplies it elementwise",
+        {"rmsnorm": _rmsnorm_gain_added},
+    )
+)
+
+
+def _rmsnorm_without_sqrt(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    return x / (np.mean(x**2, axis=-1, keepdims=True) + c.params["eps"]) * f64(c.weights["weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_without_sqrt",
+        "RMSNorm divides by mean(x²) + eps, the mean square; it divides by its square root, "
+        "sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_without_sqrt},
+    )
+)
+
+
+def _layernorm_uncentred(c: NumpyCase) -> np.ndarray:
+    x = f64(c.inputs["in_features"])
+    var = np.var(x, axis=-1, keepdims=True)
+    return x / np.sqrt(var + c.params["eps"]) * f64(c.weights["weight"]) + c.weights["bias"]
+
+
+MISTAKES.append(
+    Mistake(
+        "layernorm_not_centred",
+        "LayerNorm divides x by the standard deviation without subtracting the mean; it "
+        "normalises x - mean(x)",
+        {"layernorm": _layernorm_uncentred},
+    )
+)
+
+
+def _layernorm_without_bias(c: NumpyCase) -> np.ndarray | None:
+    bias = c.weights["bias"]
+    if not np.any(bias):
+        return None
+    return oracle.layernorm(c.inputs["in_features"], c.weights["weight"], None, c.params["eps"])
+
+
+MISTAKES.append(
+    Mistake(
+        "layernorm_without_bias",
+        "LayerNorm leaves out its bias; the normalised x times the gain is shifted by the "
+        "learned bias",
+        {"layernorm": _layernorm_without_bias},
+    )
+)
+
+
+def _silu_tanh(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return x * np.tanh(x)
+
+
+def _swiglu_tanh_gate(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+    return oracle.linear(_silu_tanh(oracle.linear(x, w1)) * oracle.linear(x, w3), w2)
+
+
+def _swiglu_with(ffn, c: NumpyCase) -> np.ndarray:
+    w = c.weights
+    return ffn(c.inputs["in_features"], w["w1.weight"], w["w2.weight"], w["w3.weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_is_x_tanh",
+        "SiLU returns x * tanh(x); SiLU is x * sigmoid(x)",
+        {
+            "silu": lambda c: _silu_tanh(c.inputs["in_features"]),
+            "swiglu": lambda c: _swiglu_with(_swiglu_tanh_gate, c),
+        }
+        | everywhere(Parts(ffn=_swiglu_tanh_gate), (BLOCK, *LM)),
+    )
+)
+
+
+def _gelu_erf_half(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / 2.0))
+
+
+def _exact_gelu_only(gelu) -> Variant:
+    return lambda c: gelu(c.inputs["in_features"]) if c.params["approximate"] == "none" else None
+
+
+def _ffn_with(activation, c: NumpyCase) -> np.ndarray:
+    w = c.weights
+    hidden = activation(oracle.linear(c.inputs["in_features"], w["w1.weight"]))
+    return oracle.linear(hidden, w["w2.weight"])
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_erf_of_half_x",
+        "GELU computes erf(x / 2); the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))",
+        {
+            "gelu": lambda c: (
+                _gelu_erf_half(c.inputs["in_features"])
+                if c.params["approximate"] == "none"
+                else None
+            ),
+            "positionwise_feedforward": lambda c: _ffn_with(_gelu_erf_half, c),
+        },
+    )
+)
+
+
+def _gelu_sigmoid(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return x * sigmoid(1.702 * x)
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_is_x_sigmoid_1702x",
+        "GELU uses the sigmoid approximation x * sigmoid(1.702 x); the exact GELU is "
+        "0.5 x (1 + erf(x / sqrt(2))) (and the tanh form where approximate='tanh')",
+        {
+            "gelu": lambda c: _gelu_sigmoid(c.inputs["in_features"]),
+            "positionwise_feedforward": lambda c: _ffn_with(_gelu_sigmoid, c),
+        },
+    )
+)
+
+
+def _gelu_tanh_without_cubic(c: NumpyCase) -> np.ndarray | None:
+    if c.params["approximate"] != "tanh":
+        return None
+    x = f64(c.inputs["in_features"])
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * x))
+
+
+MISTAKES.append(
+    Mistake(
+        "gelu_tanh_without_cubic_term",
+        "GELU's tanh form leaves out the cubic term: tanh(sqrt(2/π) x); it is "
+        "0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))",
+        {"gelu": _gelu_tanh_without_cubic},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "feedforward_relu_for_gelu",
+        "the feed-forward applies ReLU between its two matrices; it applies GELU: w2(gelu(w1 x))",
+        {"positionwise_feedforward": lambda c: _ffn_with(lambda h: np.maximum(h, 0.0), c)},
+    )
+)
+
+
+def _log_softmax(c: NumpyCase) -> np.ndarray:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_returns_log_softmax",
+        "softmax returns the log-probabilities, x - max - log(sum(exp(x - max))); softmax "
+        "returns exp(x - max) / sum(exp(x - max))",
+        {"softmax": _log_softmax},
+    )
+)
+
+
+# Where every sum of exp(x - max) is this close to 1 (one entry dominates each slice), an
+# unnormalised softmax is within the tolerance of the right one.
+NEARLY_ONE = 1e-5
+
+
+def _softmax_unnormalised(c: NumpyCase) -> np.ndarray | None:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return None if np.all(e.sum(axis=dim) - 1 < NEARLY_ONE) else e
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_not_normalised",
+        "softmax returns exp(x - max) without dividing by its sum (or divides by the largest "
+        "exp, which is 1); divide by sum(exp(x - max)) along dim",
+        {"softmax": _softmax_unnormalised},
+    )
+)
+
+
+def _softmax_first_dim(c: NumpyCase) -> np.ndarray | None:
+    return None if _softmax_dim(c) == 0 else oracle.softmax(c.inputs["in_features"], 0)
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_over_first_dim",
+        "softmax normalises over dimension 0 whatever `dim` is",
+        {"softmax": _softmax_first_dim},
+    )
+)
+
+
+def _swiglu_gelu_gate(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+    return oracle.linear(oracle.gelu(oracle.linear(x, w1)) * oracle.linear(x, w3), w2)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_gelu_gate",
+        "SwiGLU gates with GELU (GEGLU); SwiGLU gates with SiLU: w2(silu(w1 x) * w3 x)",
+        {"swiglu": lambda c: _swiglu_with(_swiglu_gelu_gate, c)}
+        | everywhere(Parts(ffn=_swiglu_gelu_gate), (BLOCK, *LM)),
+    )
+)
+
+
+def _swiglu_silu_both(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+    return oracle.linear(oracle.silu(oracle.linear(x, w1)) * oracle.silu(oracle.linear(x, w3)), w2)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_silu_on_both_branches",
+        "SwiGLU applies SiLU to both branches; only the gate is activated: w2(silu(w1 x) * w3 x)",
+        {"swiglu": lambda c: _swiglu_with(_swiglu_silu_both, c)}
+        | everywhere(Parts(ffn=_swiglu_silu_both), (BLOCK, *LM)),
+    )
+)
+
+
+def _embed_by_position(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    return f64(table)[np.broadcast_to(np.arange(np.shape(ids)[-1]), np.shape(ids))]
+
+
+MISTAKES.append(
+    Mistake(
+        "embedding_indexed_by_position",
+        "the embedding looks up each token's position (0 … seq-1); it looks up the token id: "
+        "weight[token_ids]",
+        {"embedding": lambda c: _embed_by_position(c.weights["weight"], c.inputs["token_ids"])}
+        | everywhere(Parts(embed=_embed_by_position), LM),
+    )
+)

@@ -1,0 +1,245 @@
+"""Cases for the components of the default (LLaMA-style) architecture: Linear, Embedding,
+RMSNorm, SiLU, softmax and SwiGLU.
+
+Each case exists to catch a class of mistakes, which its description names. Inputs are
+O(1) unless a case is about magnitude, so that absolute and relative tolerances mean the
+same thing across families.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from cs336_staff import oracle
+from cs336_staff.fixturegen.draws import in_dtype, normal
+from cs336_staff.fixturegen.reference_model import (
+    REFERENCE_BATCH,
+    REFERENCE_CONFIG,
+    REFERENCE_SEQ,
+    from_model,
+    sub,
+)
+from cs336_staff.fixturegen.weights import linear_weight, norm_gain
+from cs336_staff.fixturegen.writer import FixtureSet
+
+
+def add_linear(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    rng = fs.rng("linear", "reference")
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    w = model["layers.0.ffn.w1.weight"]
+    fs.add(
+        "linear",
+        "reference_ffn_w1",
+        "the reference model's w1 (64 -> 128) on a batch of sequences",
+        {"d_in": 64, "d_out": 128} | from_model("layers.0.ffn.w1."),
+        {"in_features": x},
+        oracle.linear(x, w),
+    )
+    rng = fs.rng("linear", "leading_dims")
+    x, w = normal(rng, 2, 3, 5, 7), linear_weight(rng, 5, 7)
+    fs.add(
+        "linear",
+        "leading_dims",
+        "three leading dims, d_out < d_in (catches x @ W instead of x @ W.T)",
+        {"d_in": 7, "d_out": 5},
+        {"in_features": x},
+        oracle.linear(x, w),
+        {"weight": w},
+    )
+    rng = fs.rng("linear", "single_vector")
+    x, w = normal(rng, 9), linear_weight(rng, 9, 9)
+    fs.add(
+        "linear",
+        "single_vector",
+        "a 1-D input with a square weight",
+        {"d_in": 9, "d_out": 9},
+        {"in_features": x},
+        oracle.linear(x, w),
+        {"weight": w},
+    )
+
+
+def add_embedding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    vocab = REFERENCE_CONFIG["vocab_size"]
+    rng = fs.rng("embedding", "reference")
+    ids = rng.integers(0, vocab, (REFERENCE_BATCH, REFERENCE_SEQ))
+    ids[0, :2] = [0, vocab - 1]
+    fs.add(
+        "embedding",
+        "reference",
+        "the reference token embeddings, including ids 0 and vocab-1",
+        {"vocab_size": vocab, "d_model": 64} | from_model("token_embeddings."),
+        {"token_ids": ids},
+        oracle.embedding(model["token_embeddings.weight"], ids),
+    )
+    rng = fs.rng("embedding", "any_shape")
+    table, ids = normal(rng, 50, 8), rng.integers(0, 50, (2, 3, 4))
+    fs.add(
+        "embedding",
+        "three_dim_ids",
+        "ids of shape (2, 3, 4) into a 50 x 8 table",
+        {"vocab_size": 50, "d_model": 8},
+        {"token_ids": ids},
+        oracle.embedding(table, ids),
+        {"weight": table},
+    )
+
+
+def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    gain = model["layers.0.ln1.weight"]
+    rng = fs.rng("rmsnorm", "reference")
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64, std=2.0)
+    fs.add(
+        "rmsnorm",
+        "reference_ln1",
+        "the reference model's first norm gain (not all ones)",
+        {"d_model": 64, "eps": 1e-5} | from_model("layers.0.ln1."),
+        {"in_features": x},
+        oracle.rmsnorm(x, gain, 1e-5),
+    )
+    rng = fs.rng("rmsnorm", "small_magnitude")
+    x = normal(rng, 3, 64, std=1e-3)
+    fs.add(
+        "rmsnorm",
+        "small_magnitude",
+        "RMS 1e-3, where eps inside vs outside the sqrt differs",
+        {"d_model": 64, "eps": 1e-5},
+        {"in_features": x},
+        oracle.rmsnorm(x, gain, 1e-5),
+        {"weight": gain},
+    )
+    rng = fs.rng("rmsnorm", "custom_eps")
+    x, g = normal(rng, 2, 5, 16, std=0.2), norm_gain(rng, 16)
+    fs.add(
+        "rmsnorm",
+        "eps_0.01",
+        "eps = 0.01 (catches a hard-coded eps)",
+        {"d_model": 16, "eps": 0.01},
+        {"in_features": x},
+        oracle.rmsnorm(x, g, 0.01),
+        {"weight": g},
+    )
+    # 16 x 256 elements: half-precision arithmetic rounds four or five times per element and
+    # exceeds the one-ulp tolerance somewhere with near certainty (20 of 20 random draws);
+    # one or two roundings (float32 compute, then cast) never can.
+    for dtype, std, why in (
+        (torch.bfloat16, 4.0, "each half-precision step rounds; float32 compute rounds once"),
+        (torch.float16, 300.0, "squares overflow float16 unless computed in float32"),
+    ):
+        name = str(dtype).removeprefix("torch.")
+        rng = fs.rng("rmsnorm", name)
+        x = in_dtype(normal(rng, 16, 256, std=std), dtype)
+        # Gains representable in the input dtype, so a module built in that dtype loses nothing.
+        g = in_dtype(norm_gain(rng, 256), dtype).float().numpy()
+        fs.add(
+            "rmsnorm",
+            name,
+            f"{name} input with values ~{std:g}: {why}",
+            {"d_model": 256, "eps": 1e-5, "dtype": name},
+            {"in_features": x},
+            oracle.rmsnorm(x.double().numpy(), g, 1e-5),
+            {"weight": g},
+        )
+
+
+def add_silu(fs: FixtureSet) -> None:
+    rng = fs.rng("silu", "leading_dims")
+    x = normal(rng, 2, 3, 17, std=3.0)
+    fs.add(
+        "silu",
+        "leading_dims",
+        "values ~N(0, 9) with two leading dims",
+        {},
+        {"in_features": x},
+        oracle.silu(x),
+    )
+    # A grid with seeded jitter: the extremes stay covered, and fresh inputs change every value.
+    rng = fs.rng("silu", "large_magnitude")
+    x = (np.linspace(-90, 90, 37) + rng.uniform(-2, 2, 37)).astype(np.float32)
+    fs.add(
+        "silu",
+        "large_magnitude",
+        "values up to ±90, where a naive sigmoid overflows",
+        {},
+        {"in_features": x},
+        oracle.silu(x),
+    )
+
+
+def add_softmax(fs: FixtureSet) -> None:
+    rng = fs.rng("softmax", "base")
+    x = normal(rng, 4, 10, std=2.0)
+    fs.add(
+        "softmax",
+        "last_dim",
+        "rows of a 4 x 10 matrix",
+        {"dim": -1},
+        {"in_features": x},
+        oracle.softmax(x, -1),
+    )
+    shifted = x + np.float32(1000)
+    fs.add(
+        "softmax",
+        "large_values",
+        "the same rows + 1000: exp overflows without the max shift",
+        {"dim": -1},
+        {"in_features": shifted},
+        oracle.softmax(shifted, -1),
+    )
+    huge = normal(rng, 3, 6, std=1e4)
+    fs.add(
+        "softmax",
+        "huge_spread",
+        "values ~1e4: one-hot rows, no NaN",
+        {"dim": 1},
+        {"in_features": huge},
+        oracle.softmax(huge, 1),
+    )
+    x3 = normal(rng, 3, 5, 7)
+    fs.add(
+        "softmax",
+        "dim_0",
+        "over the first of three dims",
+        {"dim": 0},
+        {"in_features": x3},
+        oracle.softmax(x3, 0),
+    )
+    fs.add(
+        "softmax",
+        "middle_dim_negative",
+        "over dim=-2 of three dims",
+        {"dim": -2},
+        {"in_features": x3},
+        oracle.softmax(x3, -2),
+    )
+
+
+def add_swiglu(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    rng = fs.rng("swiglu", "reference")
+    x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    ffn = sub(model, "layers.0.ffn.")
+    fs.add(
+        "swiglu",
+        "reference",
+        "the reference model's first FFN (d_ff 128)",
+        {"d_model": 64, "d_ff": 128} | from_model("layers.0.ffn."),
+        {"in_features": x},
+        oracle.swiglu(x, ffn["w1.weight"], ffn["w2.weight"], ffn["w3.weight"]),
+    )
+    rng = fs.rng("swiglu", "small")
+    x = normal(rng, 3, 5, 24)
+    w = {
+        "w1.weight": linear_weight(rng, 40, 24),
+        "w2.weight": linear_weight(rng, 24, 40),
+        "w3.weight": linear_weight(rng, 40, 24),
+    }
+    fs.add(
+        "swiglu",
+        "d_ff_40",
+        "d_model 24, d_ff 40 (not a multiple of 64), w1 and w3 distinct",
+        {"d_model": 24, "d_ff": 40},
+        {"in_features": x},
+        oracle.swiglu(x, w["w1.weight"], w["w2.weight"], w["w3.weight"]),
+        w,
+    )

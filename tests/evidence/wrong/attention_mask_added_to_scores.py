@@ -1,0 +1,34 @@
+"""Attention that adds the boolean mask to the scores (+1 where a key is allowed) instead of
+filling the masked scores with -inf, in attention and everywhere it is used."""
+
+import math
+
+import torch
+
+from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.evidence.wrong._component_mistakes import Parts, PartsAdapters
+
+CAUGHT_BY = frozenset(
+    {
+        "scaled_dot_product_attention",
+        "multihead_self_attention",
+        "multihead_self_attention_with_rope",
+        "transformer_block",
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+    }
+)
+DIAGNOSED_AS = "attention_mask_added_to_scores"
+
+
+def _attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])
+    return torch.softmax(scores if mask is None else scores + mask, dim=-1) @ V
+
+
+_adapters = PartsAdapters(Parts(attention=_attention))
+run_scaled_dot_product_attention = _attention
+run_multihead_self_attention = _adapters.run_multihead_self_attention
+run_multihead_self_attention_with_rope = _adapters.run_multihead_self_attention_with_rope
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

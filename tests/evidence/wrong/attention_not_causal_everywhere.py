@@ -1,0 +1,21 @@
+"""Multi-head attention without the causal mask in every component that uses it: with and
+without RoPE, in the block and in the model."""
+
+from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.evidence.wrong._mistakes import MistakenAdapters, Mistakes
+
+CAUGHT_BY = frozenset(
+    {
+        "multihead_self_attention",
+        "multihead_self_attention_with_rope",
+        "transformer_block",
+        "transformer_lm",
+        "transformer_lm_truncated_input",
+    }
+)
+DIAGNOSED_AS = "attention_not_causal"
+_adapters = MistakenAdapters(Mistakes(causal=False))
+run_multihead_self_attention = _adapters.run_multihead_self_attention
+run_multihead_self_attention_with_rope = _adapters.run_multihead_self_attention_with_rope
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

@@ -1,0 +1,11 @@
+"""A block whose norms trade gains (ln1 normalises with ln2.weight, ln2 with ln1.weight), in
+the block and in every layer of the language model."""
+
+from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.evidence.wrong._model_mistakes import AssembledAdapters, Assembly
+
+CAUGHT_BY = frozenset({"transformer_block", "transformer_lm", "transformer_lm_truncated_input"})
+DIAGNOSED_AS = "block_norm_gains_swapped"
+_adapters = AssembledAdapters(Assembly(norm_gains_swapped=True))
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

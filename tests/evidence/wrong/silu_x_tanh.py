@@ -1,0 +1,26 @@
+"""SiLU written as x · tanh(x), in SiLU and in SwiGLU's gate wherever it is used (the
+feed-forward, the block, the model)."""
+
+import torch
+
+from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.evidence.wrong._component_mistakes import Parts, PartsAdapters
+
+CAUGHT_BY = frozenset(
+    {"silu", "swiglu", "transformer_block", "transformer_lm", "transformer_lm_truncated_input"}
+)
+DIAGNOSED_AS = "silu_is_x_tanh"
+
+
+def run_silu(in_features):
+    return in_features * torch.tanh(in_features)
+
+
+def _ffn(x, w1, w2, w3):
+    return (run_silu(x @ w1.T) * (x @ w3.T)) @ w2.T
+
+
+_adapters = PartsAdapters(Parts(ffn=_ffn))
+run_swiglu = _adapters.run_swiglu
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm

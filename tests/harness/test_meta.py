@@ -1,0 +1,416 @@
+"""Tests of the tests: every deliberately wrong adapters module in `tests/evidence/wrong/`
+fails exactly the families it names in `CAUGHT_BY`, and both correct implementations (the
+from-scratch default and the fused-op one) pass every family.
+
+The diagnosis too: a wrong module's failures open with the line of the catalogued mistake
+it names in `DIAGNOSED_AS` (an id, or a set of ids) and no other module's are blamed on a
+mistake; every mistake in the catalog is proved by a wrong module in each of its families;
+and no mistake's output matches a correct one on any stored case. A failure that no mistake
+matches opens with its error's shape, of the kind (`error_shape.KINDS`) the module names in
+`ERROR_SHAPE` (a kind, or a set of kinds, each of which some failure shows) where it names
+one.
+
+Each run is in-process (pytester). A correct module runs the whole component suite; a wrong
+one runs the test files that ask for an adapter it defines differently from the correct
+module (`adapter_uses`, from one recorded run of the suite), since every other file runs exactly
+the correct module's code, which passes (provided the wrong module changes nothing shared
+when imported: `test_importing_a_wrong_module_changes_nothing_shared`). Marked `meta`, run
+by `make meta`, outside the everyday suite.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import itertools
+import json
+import pkgutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pytest
+
+import tests.adapters as correct_adapters
+from cs336_harness.adapter_loader import DEFAULT_ADAPTERS, Adapters
+from cs336_harness.case_layout import ADAMW_READINGS, case_table
+from cs336_harness.cases import load_case
+from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
+from cs336_harness.diagnosis.error_shape import KINDS, PREFIX
+from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+from cs336_harness.pytest_plugin import DEFAULT_FIXTURES, fixtures_dir
+from cs336_staff.catalog import BY_ID, MISTAKES
+from cs336_staff.error_margins import tolerance_test
+
+TESTS = Path(__file__).resolve().parent.parent
+WRONG = sorted(p for p in (TESTS / "evidence" / "wrong").glob("*.py") if not p.name.startswith("_"))
+CORRECT = [TESTS / "adapters.py", TESTS / "evidence" / "fused.py"]
+
+
+def run_suite(
+    pytester: pytest.Pytester, adapters: Path, files: list[Path] | None = None
+) -> list[pytest.TestReport]:
+    """Run every family's tests (or those in `files`) against `adapters`; the reports of
+    their calls."""
+    recorder = pytester.inline_run(
+        *map(str, files or [TESTS]),
+        f"--adapters={adapters}",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "not meta and not grading",
+    )
+    reports = [r for r in recorder.getreports("pytest_runtest_logreport") if r.when == "call"]
+    errors = [
+        r for r in recorder.getreports("pytest_runtest_logreport") if r.failed and r.when != "call"
+    ]
+    assert not errors, f"{adapters.name}: errors outside test bodies: {[r.nodeid for r in errors]}"
+    return reports
+
+
+# The adapters API: the functions tests/adapters.py defines (upstream's names).
+API = frozenset(
+    name
+    for name, value in vars(correct_adapters).items()
+    if inspect.isfunction(value) and value.__module__ == correct_adapters.__name__
+)
+
+# An adapters module that serves tests/adapters.py's functions and writes down which test
+# file looked up which of them: a module `__getattr__` sees every lookup, called or not,
+# and hands out the functions themselves, so the run is the correct module's own.
+RECORDER = """
+import os
+
+import tests.adapters as _correct
+
+FAMILY = family("adamw")
+
+
+def __getattr__(name):
+    if name not in {api!r}:
+        raise AttributeError(name)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "")
+    with open({log!r}, "a") as log:
+        log.write(test.partition("::")[0] + "\\t" + name + "\\n")
+    return getattr(_correct, name)
+"""
+# The set of test files of an adapter looked up outside any test (collection, set-up):
+# a module that defines it differently runs the whole suite.
+EVERY_FILE = None
+_uses: dict[str, set[Path] | None] = {}
+
+
+def adapter_uses(pytester: pytest.Pytester) -> dict[str, set[Path] | None]:
+    """Adapter name → the test files that look it up when the correct module runs the
+    suite (`EVERY_FILE` where a lookup happened outside any test). Recorded once, by the
+    first wrong module's test (pytester is per test)."""
+    if not _uses:
+        log = pytester.path / "lookups.tsv"
+        recorder = pytester.path / "recording_adapters.py"
+        recorder.write_text(RECORDER.format(api=sorted(API), log=str(log)))
+        failed = failing_families(run_suite(pytester, recorder))
+        assert not failed, f"the recorded run of the correct module failed in {failed}"
+        uses: dict[str, set[Path] | None] = defaultdict(set)
+        for line in log.read_text().splitlines():
+            where, _, name = line.partition("\t")
+            file = TESTS / "families" / Path(where).name
+            if not where or not file.is_file():
+                uses[name] = EVERY_FILE
+            elif uses[name] is not EVERY_FILE:
+                uses[name].add(file)
+        _uses.update(uses)
+    return _uses
+
+
+def files_to_run(module, uses: dict[str, set[Path] | None]) -> list[Path] | None:
+    """The test files in which `module` can behave unlike the correct adapters: those that
+    look up an adapter it defines differently (None: every file)."""
+    changed = {n for n in API if getattr(module, n, None) is not getattr(correct_adapters, n)}
+    files: set[Path] = set()
+    for name in changed:
+        if uses.get(name, set()) is EVERY_FILE:
+            return None
+        files |= uses.get(name, set())
+    return sorted(files)
+
+
+def _family(report: pytest.TestReport) -> str | None:
+    return dict(report.user_properties).get("family")
+
+
+def failing_families(reports: list[pytest.TestReport]) -> set[str]:
+    return {_family(r) for r in reports if r.failed}
+
+
+def _declared(module, name: str) -> frozenset[str]:
+    declared = getattr(module, name, frozenset())
+    return frozenset({declared}) if isinstance(declared, str) else frozenset(declared)
+
+
+def declared_mistakes(module) -> frozenset[str]:
+    return _declared(module, "DIAGNOSED_AS")
+
+
+def declared_shapes(module) -> frozenset[str]:
+    return _declared(module, "ERROR_SHAPE")
+
+
+def check_diagnoses(
+    stem: str,
+    reports: list[pytest.TestReport],
+    declared: frozenset[str],
+    live: LiveCatalog,
+    shapes: frozenset[str],
+):
+    """Each diagnosed failure (a wrong value of a forward output) of a family that a declared
+    mistake covers opens with that mistake's line, unless the catalog cannot compute that
+    mistake on the case; elsewhere it opens with its error's shape, of a kind in `shapes`
+    where the module declares any, and says no known mistake matches; each declared mistake
+    opens a failure in every family it covers that the module fails, and each declared kind
+    of shape opens some failure."""
+    covered = {family for m in declared for family in BY_ID[m].variants}
+    opened: set[tuple[str, str]] = set()
+    described: set[str] = set()
+    for report in reports:
+        diagnosis = dict(report.user_properties).get(PROPERTY)
+        if not report.failed or diagnosis is None:
+            continue
+        ids = [] if diagnosis == "none" else diagnosis.split(",")
+        lines = report.longreprtext.splitlines()
+        # A hardening test's failure opens with that (pytest_plugin), its diagnosis next.
+        first = lines[1] if lines[0].startswith("hardening:") else lines[0]
+        where = f"{stem}: {report.nodeid}"
+        shape = dict(report.user_properties).get(SHAPE_PROPERTY)
+        if ids:
+            assert shape is None, f"{where}: a likely cause and an error shape ({shape})"
+        else:
+            assert first.startswith(PREFIX) and shape in KINDS, f"{where}: opens with {first!r}"
+            assert f"\n{NO_MATCH}; " in report.longreprtext, f"{where}: no {NO_MATCH!r} line"
+            assert not shapes or shape in shapes, (
+                f"{where}: opens with {first!r}, a {shape!r}; expected one of {sorted(shapes)}"
+            )
+            described.add(shape)
+        if _family(report) not in covered:
+            assert not ids, f"{where}: diagnosed as {ids}, a mistake it does not make"
+            continue
+        case_id = report.nodeid.rpartition("[")[2].removesuffix("]")
+        computable = {c.mistake for c in live.candidates(_family(report), case_id) or []}
+        if not ids and not declared & computable:
+            continue
+        assert ids, f"{where}: no known mistake matches; expected one of {sorted(declared)}"
+        assert ids[0] in declared, f"{where}: diagnosed as {ids}, expected {sorted(declared)}"
+        assert first == BY_ID[ids[0]].line, f"{where}: opens with {first!r}"
+        opened.add((ids[0], _family(report)))
+    failed = failing_families(reports)
+    missing = {(m, f) for m in declared for f in BY_ID[m].variants if f in failed} - opened
+    assert not missing, f"{stem}: no failure diagnosed as (mistake, family) {sorted(missing)}"
+    assert shapes <= described, f"{stem}: no failure's error shape is {sorted(shapes - described)}"
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("module", WRONG, ids=[p.stem for p in WRONG])
+def test_wrong_module_is_caught_by_its_family(pytester, request, module):
+    wrong = importlib.import_module(f"tests.evidence.wrong.{module.stem}")
+    reports = run_suite(pytester, module, files_to_run(wrong, adapter_uses(pytester)))
+    assert reports
+    failed = failing_families(reports)
+    assert failed == wrong.CAUGHT_BY, (
+        f"{module.stem}: expected failures in {sorted(wrong.CAUGHT_BY)}, got {sorted(failed)}"
+    )
+    live = LiveCatalog(fixtures_dir(request.config))
+    check_diagnoses(module.stem, reports, declared_mistakes(wrong), live, declared_shapes(wrong))
+
+
+# What a wrong module could change at import to reach families it does not name: the
+# harness, the tests, the reference package, and the parts of torch and numpy they call.
+SHARED_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch.testing",
+                  "numpy", "einops")  # fmt: skip
+SHARED_PACKAGES = ("cs336_basics", "cs336_harness", "cs336_staff", "tests")
+
+
+def _shared_state() -> dict[tuple[str, str], object]:
+    """(owner, attribute) → value, over the shared modules, the classes in them (each once,
+    under its own name) and the code and defaults of their functions."""
+    state: dict[tuple[str, str], object] = {}
+    classes: dict[int, type] = {}
+    for name, module in list(sys.modules.items()):
+        shared = name in SHARED_MODULES or name.startswith(SHARED_PACKAGES)
+        if module is None or not shared or name.startswith("tests.evidence.wrong"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            state[name, attribute] = value
+            if inspect.isclass(value):
+                classes[id(value)] = value
+            elif inspect.isfunction(value):
+                for part in ("__code__", "__defaults__", "__kwdefaults__", "__dict__"):
+                    state[f"{value.__module__}.{value.__qualname__}", part] = getattr(value, part)
+    for cls in classes.values():
+        for member, value in list(vars(cls).items()):
+            state[f"{cls.__module__}.{cls.__qualname__}", member] = value
+    return state
+
+
+def shared_changes_on_import() -> dict[str, list[str]]:
+    """Wrong module (or helper) → the shared attributes importing it changed, each module
+    imported in turn after everything shared was. Run in a fresh interpreter: where a
+    module was imported before, setting a value again is invisible."""
+    for package in ("cs336_basics", "cs336_harness", "cs336_staff"):
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            if not info.name.endswith(".__main__"):  # a command, which would run
+                importlib.import_module(info.name)
+    for name in (*SHARED_MODULES, "tests.adapters", "tests.conftest"):
+        importlib.import_module(name)
+    changes = {}
+    for path in sorted((TESTS / "evidence" / "wrong").glob("*.py")):
+        before = _shared_state()
+        importlib.import_module(f"tests.evidence.wrong.{path.stem}")
+        after = _shared_state()
+        owners = {owner for owner, _ in before}
+        changed = [key for key, value in before.items() if after.get(key, value) is not value]
+        # An attribute added to a class shadows what it inherits; a submodule is what an
+        # import adds to its package.
+        changed += [
+            key
+            for key, value in after.items()
+            if key not in before and key[0] in owners and not inspect.ismodule(value)
+        ]
+        if changed:
+            changes[path.name] = [".".join(key) for key in changed][:10]
+    return changes
+
+
+@pytest.mark.meta
+def test_importing_a_wrong_module_changes_nothing_shared():
+    """No wrong module (or helper) changes an attribute of the shared modules or of their
+    classes when imported: so its runs need only the files that ask for an adapter it
+    defines differently (`files_to_run`)."""
+    check = (
+        "import json, tests.harness.test_meta as m; print(json.dumps(m.shared_changes_on_import()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=TESTS.parent, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {}
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("module", CORRECT, ids=[p.stem for p in CORRECT])
+def test_correct_module_passes_every_family(pytester, module):
+    reports = run_suite(pytester, module)
+    assert reports
+    failed = failing_families(reports)
+    assert failed == set(), f"{module.stem} fails {sorted(failed)}"
+
+
+# One AdamW (the wrong modules' own, no mistake switched on) in a given reading.
+ADAMW_READING = """
+from tests.adapters import *  # noqa: F403
+from tests.evidence.wrong._adamw_mistakes import adamw_with
+from cs336_harness.families import family
+
+
+def get_adamw_cls():
+    return adamw_with(decay_order={decay_order!r}, eps_added_to={eps_added_to!r})
+"""
+
+
+@pytest.mark.meta
+@pytest.mark.parametrize("reading", list(ADAMW_READINGS))
+def test_every_reading_of_adamw_passes(pytester, reading):
+    """Each reading `test_adamw` accepts, written as one AdamW with two switches, passes every
+    test that looks up the optimizer (the `adamw_*` wrong modules, the same class with a
+    mistake on, show what does not pass)."""
+    decay_order, eps_added_to, _ = ADAMW_READINGS[reading]
+    module = pytester.path / "adamw_reading.py"
+    module.write_text(ADAMW_READING.format(decay_order=decay_order, eps_added_to=eps_added_to))
+    uses = adapter_uses(pytester)["get_adamw_cls"]
+    reports = run_suite(pytester, module, None if uses is EVERY_FILE else sorted(uses))
+    assert any(r.nodeid.endswith("test_adamw[two_groups]") for r in reports)
+    failed = [r.nodeid for r in reports if r.failed]
+    assert not failed, f"{reading}: {failed}"
+
+
+@pytest.mark.meta
+def test_the_readings_of_adamw_are_four():
+    """On the stored `two_groups` every two accepted readings differ by more than the
+    tolerance, so `test_every_reading_of_adamw_passes` shows each one accepted in its own
+    right. The stored case only: a fresh draw may make two readings agree (ε far below √v),
+    which costs nothing, as every reading is accepted."""
+    fixtures = DEFAULT_FIXTURES
+    [entry] = [e for e in case_table(fixtures)["adamw"] if e["id"] == "two_groups"]
+    case = load_case(fixtures, "adamw", entry)
+    rtol, atol = FAMILY.tolerance["rtol"], FAMILY.tolerance["atol"]
+    for a, b in itertools.combinations(ADAMW_READINGS, 2):
+        x, y = case[a].double(), case[b].double()
+        assert ((x - y).abs() > atol + rtol * y.abs()).any(), f"{a} and {b} are one reading"
+
+
+@pytest.mark.meta
+def test_every_mistake_is_proved_by_a_wrong_module():
+    """Each (mistake, family) of the catalog is declared by a wrong module caught by that
+    family, whose run then shows it diagnosed there (`check_diagnoses`)."""
+    proved: set[tuple[str, str]] = set()
+    for path in WRONG:
+        module = importlib.import_module(f"tests.evidence.wrong.{path.stem}")
+        for mistake in declared_mistakes(module):
+            assert mistake in BY_ID, f"{path.stem}: DIAGNOSED_AS names no mistake {mistake!r}"
+            proved |= {(mistake, family) for family in module.CAUGHT_BY}
+    unproved = {(m.id, f) for m in MISTAKES for f in m.variants} - proved
+    assert not unproved, f"(mistake, family) without a wrong module: {sorted(unproved)}"
+
+
+@pytest.mark.meta
+def test_every_declared_error_shape_is_a_kind():
+    """`ERROR_SHAPE` names kinds of `error_shape.KINDS` (the meta-test then checks each)."""
+    declared = {p.stem: declared_shapes(importlib.import_module(f"tests.evidence.wrong.{p.stem}"))
+                for p in WRONG}  # fmt: skip
+    unknown = {stem: sorted(kinds - set(KINDS)) for stem, kinds in declared.items()}
+    assert not {stem: kinds for stem, kinds in unknown.items() if kinds}
+    assert sum(map(bool, declared.values())) >= 5
+
+
+def _comparison(family: str, case, adapters: Adapters) -> tuple[np.ndarray, float, float]:
+    """The expected output and tolerance the family's test compares a correct output with."""
+    test = tolerance_test(family)
+    seen = []
+
+    def record(actual, expected, *, dtype, rtol, atol, what="output"):
+        seen.append((expected.double().numpy(), rtol, atol))
+
+    with mock.patch.object(
+        importlib.import_module(test.__module__), "assert_matches_oracle", record
+    ):
+        test(case, adapters)
+    return seen[0]
+
+
+@pytest.mark.meta
+def test_no_known_mistake_matches_a_correct_output(request):
+    """On every stored forward case, each mistake's output has the expected output's shape
+    and differs from it by more than the test's tolerance (graded mistakes, whose effect
+    shrinks with the data, only where they can show): a correct output is never diagnosed,
+    and a mistake that can show on a case does (the sweep checks fresh draws)."""
+    fixtures = fixtures_dir(request.config)
+    live = LiveCatalog(fixtures)
+    adapters = Adapters(str(DEFAULT_ADAPTERS))
+    checked = 0
+    for family, entry in live.forward_cases():
+        case = load_case(fixtures, family, entry)
+        expected, rtol, atol = _comparison(family, case, adapters)
+        candidates = live.candidates(family, case.id)
+        for candidate in candidates:
+            assert candidate.shape == expected.shape, (
+                f"{family}/{case.id}: {candidate.mistake} has shape {candidate.shape}"
+            )
+        found = [
+            c.mistake for c in candidates if usage(expected, c, rtol, atol) <= 1.0 and not c.graded
+        ]
+        assert not found, f"{family}/{case.id}: the correct output matches {found}"
+        checked += len(candidates)
+    assert checked >= len(MISTAKES)
