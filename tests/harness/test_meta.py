@@ -42,6 +42,7 @@ from cs336_harness.cases import load_case
 from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
 from cs336_harness.diagnosis.error_shape import KINDS, PREFIX
 from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+from cs336_harness.families import BY_NAME
 from cs336_harness.pytest_plugin import DEFAULT_FIXTURES, fixtures_dir
 from cs336_staff.catalog import BY_ID, MISTAKES
 from cs336_staff.error_margins import tolerance_test
@@ -86,8 +87,6 @@ RECORDER = """
 import os
 
 import tests.adapters as _correct
-
-FAMILY = family("adamw")
 
 
 def __getattr__(name):
@@ -312,7 +311,6 @@ def test_correct_module_passes_every_family(pytester, module):
 ADAMW_READING = """
 from tests.adapters import *  # noqa: F403
 from tests.evidence.wrong._adamw_mistakes import adamw_with
-from cs336_harness.families import family
 
 
 def get_adamw_cls():
@@ -345,7 +343,7 @@ def test_the_readings_of_adamw_are_four():
     fixtures = DEFAULT_FIXTURES
     [entry] = [e for e in case_table(fixtures)["adamw"] if e["id"] == "two_groups"]
     case = load_case(fixtures, "adamw", entry)
-    rtol, atol = FAMILY.tolerance["rtol"], FAMILY.tolerance["atol"]
+    rtol, atol = BY_NAME["adamw"].tolerance["rtol"], BY_NAME["adamw"].tolerance["atol"]
     for a, b in itertools.combinations(ADAMW_READINGS, 2):
         x, y = case[a].double(), case[b].double()
         assert ((x - y).abs() > atol + rtol * y.abs()).any(), f"{a} and {b} are one reading"

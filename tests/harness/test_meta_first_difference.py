@@ -79,7 +79,7 @@ def _dynamo_imported_once():
 def output_failures(pytester: pytest.Pytester, adapters: Path) -> dict[str, list[str]]:
     """Run the LM's and the block's output tests against `adapters`; each family's failure
     messages."""
-    files = [str(TESTS / f"{name}.py") for name in OUTPUT_TESTS.values()]
+    files = [str(TESTS / "families" / f"{name}.py") for name in OUTPUT_TESTS.values()]
     recorder = pytester.inline_run(
         *files, f"--adapters={adapters}", "-p", "no:cacheprovider", "-m", "not hardening"
     )
