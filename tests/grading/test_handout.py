@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.families import FAMILIES
+from cs336_harness.families import BY_NAME, FAMILIES
 from cs336_harness.grading.handout import export
 from tests.harness.test_docs import broken_links
 
@@ -174,16 +174,24 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     shutil.copytree(
         REPO_ROOT / "tests" / "evidence" / "wrong", finished / "tests" / "evidence" / "wrong"
     )
-    assert not (finished / "cs336_harness" / "diagnosis" / "catalog").exists()
+    assert not (finished / "cs336_staff").exists()
     lines = {m.id: m.line for m in MISTAKES}
     expected: dict[str, set[str]] = {}
     files: dict[str, list[str]] = {}
+    # One diagnosed wrong module per family that has one (the first by name): the table is
+    # one file, written by the code that the meta-test proves on every catalogued mistake
+    # with the live catalog, and `tests/harness/test_diagnosis.py` proves the table gives the
+    # live catalog's answers; here the point is that a handout reads it. All 126 took 2 min.
+    sampled: set[str] = set()
     for path in sorted((REPO_ROOT / "tests" / "evidence" / "wrong").glob("[!_]*.py")):
         module = importlib.import_module(f"tests.evidence.wrong.{path.stem}")
         declared = getattr(module, "DIAGNOSED_AS", ())
         declared = {declared} if isinstance(declared, str) else set(declared)
-        tests = [f"tests/families/test_{family}.py" for family in sorted(module.CAUGHT_BY)]
-        if declared and all((finished / test).is_file() for test in tests):
+        modules = {BY_NAME[family].module for family in module.CAUGHT_BY}
+        tests = [f"{name.replace('.', '/')}.py" for name in sorted(modules)]
+        new = set(module.CAUGHT_BY) - sampled
+        if declared and new and all((finished / test).is_file() for test in tests):
+            sampled |= new
             expected[path.stem] = {lines[m] for m in declared}
             files[path.stem] = tests
     (finished / "driver.py").write_text(DRIVER)
@@ -196,7 +204,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     named = {stem for stem, wanted in expected.items() if wanted & set(first_lines[stem])}
     unnamed = {stem: first_lines[stem][:2] for stem in expected.keys() - named}
     assert not unnamed, f"in the handout, these wrong modules get no likely cause: {unnamed}"
-    assert len(named) >= 30, sorted(named)
+    assert len(named) >= 15, sorted(named)
 
 
 def test_the_handout_adapters_are_the_students_to_write(handout: Path):
