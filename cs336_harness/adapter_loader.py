@@ -25,11 +25,10 @@ from _pytest.outcomes import Failed
 
 from cs336_harness import inputs_unchanged
 from cs336_harness.not_implemented import in_library, message, where_raised
+from cs336_harness.paths import DEFAULT_ADAPTERS
 from cs336_harness.probes import needs_of, run_probe
 
 ENV_VAR = "CS336_ADAPTERS"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_ADAPTERS = REPO_ROOT / "tests" / "adapters.py"
 
 
 class NotImplementedFailure(Failed):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.families import FAMILIES, Part
+from cs336_harness.paths import REPO_ROOT
 
 # The families the upstream-style implementation implements: the model's, as the course has them.
 CORE_FAMILIES = tuple(f.name for f in FAMILIES if f.part is Part.MODEL)

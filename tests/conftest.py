@@ -11,7 +11,8 @@ import torch
 # of the same grammar that could disagree with the one that selects the tests.
 from _pytest.mark.expression import Expression
 
-from cs336_harness.adapter_loader import DEFAULT_ADAPTERS, resolve_spec
+from cs336_harness.adapter_loader import resolve_spec
+from cs336_harness.paths import DEFAULT_ADAPTERS
 
 # One intra-op thread, as the grader's worker runs submissions: the tests' tensors are tiny,
 # and a second thread only adds hand-offs, which cost most where another job shares the

@@ -24,7 +24,6 @@ import pytest
 import torch
 
 from cs336_harness import withheld
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.cases import Case
 from cs336_harness.compare import OracleMismatch
 from cs336_harness.diagnosis.diagnose import (
@@ -40,6 +39,7 @@ from cs336_harness.diagnosis.diagnose import (
     shipped_table,
 )
 from cs336_harness.diagnosis.error_shape import describe
+from cs336_harness.paths import REPO_ROOT
 from cs336_harness.pytest_plugin import fixtures_dir
 
 _SOURCE = pytest.StashKey[Source | None]()

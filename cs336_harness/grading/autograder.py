@@ -22,9 +22,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.trusted import NOT_TRUSTED_TESTS, copy_tree
+from cs336_harness.paths import REPO_ROOT
 
 # Withheld from the handout, needed here: fresh inputs come from the fixture generator and
 # the oracle, diagnoses on them from the catalog of known mistakes.

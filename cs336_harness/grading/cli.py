@@ -24,7 +24,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading import cgroups
 from cs336_harness.grading.autograder import build as build_autograder
 from cs336_harness.grading.errors import GraderError
@@ -47,6 +46,7 @@ from cs336_harness.grading.shards import merge, parse_shard, shard_positions
 from cs336_harness.grading.submissions import discover
 from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
 from cs336_harness.manifest import manifest_problems
+from cs336_harness.paths import REPO_ROOT
 from cs336_harness.untrusted import clean_names
 
 T = TypeVar("T")

@@ -17,11 +17,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, write_table
 from cs336_harness.families import FAMILIES, Part
 from cs336_harness.grading.stubs import stub_source, with_docstring, without_private_functions
 from cs336_harness.grading.trusted import copy_tree
+from cs336_harness.paths import REPO_ROOT
 
 # Files and directories of the repository that the handout copies (as filtered by
 # `trusted.copy_tree`); the Makefile and README are written anew.

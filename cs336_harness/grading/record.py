@@ -10,7 +10,7 @@ here. One JSON line per event, flushed at once:
      "duration": ..., "called": [[name, path, line, count], ...]}
 
 `kind` is "contract" or "hardening" (the `hardening` marker); `called` (left out when
-empty) the forbidden calls the worker reported during the test (`remote.read_called`).
+empty) the forbidden calls the worker reported during the test (`rules.called.read_called`).
 The judge runs only trusted code, so the record is the verdict; the reader still bounds
 what it loads, and cleans the text that quotes the submission (`untrusted`): this is where
 it enters the grader.
@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.grading.remote import CallSite, read_called
 from cs336_harness.grading.results import CONTRACT, GradedTest, Status
+from cs336_harness.rules.called import CallSite, read_called
 from cs336_harness.untrusted import clean
 
 # Caps on what one test puts in the record, and on what the grader keeps of it once cleaned:

@@ -47,36 +47,11 @@ from cs336_harness.grading.sandbox import Worker
 from cs336_harness.grading.timekeeping import CallClock, Deadline, Timeout
 from cs336_harness.not_implemented import message as not_implemented
 from cs336_harness.probes import needs_of
-from cs336_harness.untrusted import clean
+from cs336_harness.rules.called import CALLED_MAX, CALLED_SITES, CallSite, read_called
 
 # How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
 MEMORY_SIGNS = ("MemoryError", "can't allocate memory")
 LOG_TAIL = 4000
-# What the judge keeps of the forbidden calls the worker reports: distinct sites per test
-# (and per reply), the characters of a name or a path, and the largest line or count.
-CALLED_SITES = 32
-CALLED_CHARS = 200
-CALLED_MAX = 10**9
-
-# A forbidden call site as the worker reports it: (name, path, line, count).
-CallSite = tuple[str, str, int, int]
-
-
-def _bounded(value: object) -> int | None:
-    return min(value, CALLED_MAX) if type(value) is int and value >= 0 else None
-
-
-def read_called(entries: object) -> list[CallSite]:
-    """The well-formed `[name, path, line, count]` entries among the first CALLED_SITES of
-    `entries`, their text cleaned and cut to one line; anything else is left out."""
-    sites = []
-    for entry in entries[:CALLED_SITES] if isinstance(entries, list) else ():
-        if not (isinstance(entry, list) and len(entry) == 4):
-            continue
-        name, path, line, count = entry[0], entry[1], _bounded(entry[2]), _bounded(entry[3])
-        if isinstance(name, str) and isinstance(path, str) and line is not None and count:
-            sites.append((clean(name, CALLED_CHARS), clean(path, CALLED_CHARS), line, count))
-    return sites
 
 
 class WorkerTimeout(Failed):

@@ -19,7 +19,6 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.families import BY_NAME, FAMILIES
 from cs336_harness.grading.results import (
     HARDENING,
@@ -28,6 +27,7 @@ from cs336_harness.grading.results import (
     SubmissionResult,
     family_status,
 )
+from cs336_harness.paths import REPO_ROOT
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
 

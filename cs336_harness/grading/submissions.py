@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.paths import REPO_ROOT
 
 BUNDLED = "bundled"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
 
 # Short, so that hanging submissions cost seconds, yet long enough for the slowest test on

@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT
 
 
 @dataclass(frozen=True)

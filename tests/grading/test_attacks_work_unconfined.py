@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, Listener, grade
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.diagnosis.diagnose import Table
 from cs336_harness.grading.trusted import build_bundle, differences
+from cs336_harness.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
 """The grader's exit status when it cannot run: 2, with a message, before any test runs;
 and what it does when the sandbox cannot be set up."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.grading import synthetic
@@ -44,3 +46,11 @@ def test_without_the_sandbox_a_submission_is_not_graded_unless_asked(tmp_path: P
     assert results["score"] == results["max_score"]
     assert results["output"].startswith("sandbox: none (--no-sandbox)")
     assert "sandbox: none (--no-sandbox)" in unconfined.stdout
+
+
+def test_the_grader_imports_no_torch():
+    # The grader only copies, schedules and reads records: torch costs each run 1.5 s of
+    # start-up (and the judge and worker import their own).
+    check = "import sys, cs336_harness.grading.cli; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.results import HARDENING
+from cs336_harness.paths import REPO_ROOT
 from cs336_harness.rules.called import CALLED_HEADING
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade

@@ -161,7 +161,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
 ):
     import importlib
 
-    from cs336_harness.adapter_loader import REPO_ROOT
+    from cs336_harness.paths import REPO_ROOT
     from cs336_staff.catalog import MISTAKES
 
     assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
@@ -208,7 +208,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
 
 
 def test_the_handout_adapters_are_the_students_to_write(handout: Path):
-    from cs336_harness.adapter_loader import REPO_ROOT
+    from cs336_harness.paths import REPO_ROOT
 
     def functions(path: Path) -> tuple[ast.Module, list[str]]:
         tree = ast.parse(path.read_text())

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.manifest import manifest_problems
+from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
 from tests.grading.conftest import (
     ATTACKS,

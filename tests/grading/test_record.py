@@ -9,10 +9,10 @@ from rich.console import Console
 
 from cs336_harness.grading.grader import read_excerpt
 from cs336_harness.grading.record import MAX_LINE, MESSAGE_CHARS, read_record
-from cs336_harness.grading.remote import CALLED_CHARS, CALLED_MAX, CALLED_SITES, read_called
 from cs336_harness.grading.reports.table import family_table
 from cs336_harness.grading.results import HARDENING, Status, SubmissionResult
 from cs336_harness.grading.scoring import load_rubric, score
+from cs336_harness.rules.called import CALLED_CHARS, CALLED_MAX, CALLED_SITES, read_called
 
 
 def _event(**fields) -> str:

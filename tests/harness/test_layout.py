@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import REPO_ROOT
 from cs336_harness.grading.trusted import WITHHELD, is_withheld
+from cs336_harness.paths import REPO_ROOT
 
 # The shipped Python: the bundled package (stubbed in the handout), the harness, and the
 # graded tests with the files upstream has beside them.

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from cs336_harness.adapter_loader import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT
 from cs336_harness.rules.policy import DEFAULT, Policy
 from cs336_harness.rules.runtime import MAX_SITES, TAKEN, Watcher, handing_over
 from cs336_harness.rules.static_scan import scan_source, scan_submission
