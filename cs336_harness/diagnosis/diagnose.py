@@ -81,23 +81,25 @@ class Match:
 
 
 def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int64]:
-    """Which flat elements of `variant` its fingerprint keeps (see the module docstring)."""
-    size = variant.size
-    if size <= FINGERPRINT_SIZE:
-        return np.arange(size, dtype=np.int64)
-    v, t = variant.ravel(), truth.ravel().astype(np.float64)
+    """Which flat elements of `variant` its fingerprint keeps (see the module docstring);
+    never a masked one (an element where the mistake's own output is ill-conditioned)."""
+    kept = np.flatnonzero(~np.ma.getmaskarray(variant).ravel())
+    if kept.size <= FINGERPRINT_SIZE:
+        return kept.astype(np.int64)
+    v, t = np.ma.getdata(variant).ravel()[kept], truth.ravel().astype(np.float64)[kept]
     with np.errstate(invalid="ignore"):
         gap = np.abs(v - t) / (1.0 + np.abs(t))
     gap = np.where(np.isnan(gap), np.inf, gap)
     top = np.argpartition(-gap, DISCRIMINATING)[:DISCRIMINATING]
-    spread = np.linspace(0, size - 1, FINGERPRINT_SIZE - DISCRIMINATING).astype(np.int64)
-    return np.unique(np.concatenate([top, spread]))
+    spread = np.linspace(0, kept.size - 1, FINGERPRINT_SIZE - DISCRIMINATING).astype(np.int64)
+    return kept[np.unique(np.concatenate([top, spread]))]
 
 
 def output_scale(variant: np.ndarray, truth: np.ndarray) -> float:
     """max |variant| / max(1, max |truth|), at least 1, over finite values: how much larger
     than the correct output a mistaken one is, where that matters for rounding."""
-    largest = float(np.max(np.abs(variant[np.isfinite(variant)]), initial=0.0))
+    values = np.ma.compressed(variant) if np.ma.isMaskedArray(variant) else variant.ravel()
+    largest = float(np.max(np.abs(values[np.isfinite(values)]), initial=0.0))
     return max(1.0, largest / max(1.0, float(np.max(np.abs(truth), initial=0.0))))
 
 
@@ -193,7 +195,7 @@ def _live_candidates(fixtures: Path, family: str, case_id: str) -> list[Candidat
             messages[mistake],
             tuple(v.shape),
             index := fingerprint_index(v, case.expected),
-            v.ravel()[index],
+            np.ma.getdata(v).ravel()[index],
             mistake in graded,
             output_scale(v, case.expected),
         )

@@ -53,5 +53,10 @@ def variants(case: NumpyCase) -> dict[str, np.ndarray]:
     for mistake in MISTAKES:
         variant = mistake.variants.get(case.family)
         if variant is not None and (value := variant(case)) is not None:
-            out[mistake.id] = np.asarray(value, dtype=np.float64)
+            # A masked array keeps its mask: elements the mistake's own output cannot vouch for.
+            out[mistake.id] = (
+                value.astype(np.float64)
+                if np.ma.isMaskedArray(value)
+                else np.asarray(value, dtype=np.float64)
+            )
     return out

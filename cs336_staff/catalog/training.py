@@ -317,10 +317,26 @@ def _adamw(**switches: Any) -> Variant:
         grads = [
             [c.inputs.get(f"grad.{t}.{i}") for i in range(p["count"])] for t in range(p["steps"])
         ]
-        steps = adamw_trajectory_with(initial, grads, p["groups"], **switches)
-        return np.stack([np.concatenate([q.ravel() for q in step]) for step in steps])
+        out = _flat(adamw_trajectory_with(initial, grads, p["groups"], **switches))
+        if switches.get("second_moment") != "plain":
+            return out
+        # 1/√v of a v that averages g, not g², and so passes near zero: there a float32
+        # implementation of this mistake and the float64 one part by far more than rounding
+        # (measured: 1.3e-4 on one element of seed 12's draw), so those elements, from the
+        # first step where a float32 rendering departs, are left out of the fingerprint.
+        rough = _flat(
+            adamw_trajectory_with(initial, grads, p["groups"], **switches, dtype=np.float32)
+        )
+        with np.errstate(invalid="ignore"):
+            close = np.isclose(rough, out, rtol=1e-6, atol=1e-6) | (np.isnan(rough) & np.isnan(out))
+        return np.ma.masked_array(out, np.logical_or.accumulate(~close, axis=0))
 
     return variant
+
+
+def _flat(steps: list[list[np.ndarray]]) -> np.ndarray:
+    """A trajectory as the adamw test compares it: one row per step, the parameters flat."""
+    return np.stack([np.concatenate([q.ravel() for q in step]) for step in steps])
 
 
 def _hyper(group: Mapping[str, Any]) -> dict[str, Any]:

@@ -165,6 +165,7 @@ def adamw_trajectory_with(
     shared_step: bool = False,
     decay_without_grad: bool = False,
     ascent: bool = False,
+    dtype: type[np.floating] = np.float64,
 ) -> list[list[Array]]:
     """``adamw_trajectory``'s handout reading (its first three arguments) with mistakes as
     switches.
@@ -188,6 +189,8 @@ def adamw_trajectory_with(
             per parameter advanced only when it has a gradient.
         decay_without_grad: True = a parameter without a gradient is still decayed.
         ascent: True = the update is added to θ, not subtracted.
+        dtype: the arithmetic's precision; float32 renders the mistake as a float32
+            implementation would, to find where its own output is ill-conditioned.
 
     Returns:
         every parameter after every step, as ``adamw_trajectory``.
@@ -196,7 +199,7 @@ def adamw_trajectory_with(
         raise ValueError(f"adamw_trajectory_with: unknown decay {decay!r}")
     if bias_correction not in ("both", "none", "first_only", "second_only", "inverted"):
         raise ValueError(f"adamw_trajectory_with: unknown bias_correction {bias_correction!r}")
-    theta = [np.asarray(p, dtype=np.float64).copy() for p in initial]
+    theta = [np.asarray(p, dtype=dtype).copy() for p in initial]
     m = [np.zeros_like(p) for p in theta]
     v = [np.zeros_like(p) for p in theta]
     steps = [0] * len(theta)
@@ -212,7 +215,7 @@ def adamw_trajectory_with(
                 continue
             if betas_swapped:
                 b1, b2 = b2, b1
-            g = np.asarray(g, dtype=np.float64)
+            g = np.asarray(g, dtype=dtype)
             if decay == "coupled":
                 g = g + lam * theta[i]
             steps[i] += 1
