@@ -19,6 +19,7 @@ from cs336_harness.diagnosis.diagnose import (
     Candidate,
     LiveCatalog,
     Table,
+    fingerprint_index,
     matches,
     output_scale,
     write_table,
@@ -196,3 +197,14 @@ def test_without_known_mistakes_a_failure_opens_with_its_error_shape(pytester):
         assert second.startswith("output ((")
         assert dict(report.user_properties)[plugin.SHAPE_PROPERTY] == "factor"
         assert plugin.PROPERTY not in dict(report.user_properties)
+
+
+def test_a_fingerprint_leaves_out_what_the_mistake_masks():
+    # A variant masks the elements where its own output is ill-conditioned (AdamW's plain
+    # second moment): no fingerprint may hold one, small or sampled.
+    small = np.ma.masked_array(np.arange(10.0), [False] * 3 + [True] * 7)
+    assert fingerprint_index(small, np.zeros(10)).tolist() == [0, 1, 2]
+    size = 20_000
+    large = np.ma.masked_array(np.arange(float(size)), np.arange(size) % 2 == 1)
+    index = fingerprint_index(large, np.zeros(size))
+    assert index.size > 1000 and not (index % 2).any()
