@@ -24,7 +24,7 @@ torch.set_num_threads(1)
 # the many during the run each cost about 0.1 s otherwise.
 gc.freeze()
 
-# pytester runs the suite inside the suite, for the meta-test (tests/harness/test_meta.py).
+# pytester runs the suite inside the suite, for the meta-test (tests/meta/test_meta.py).
 pytest_plugins = ["cs336_harness.pytest_plugin", "pytester"]
 
 TESTS = Path(__file__).parent
@@ -32,8 +32,9 @@ TESTS = Path(__file__).parent
 # training command, the tokenizer's streaming): they import `cs336_basics` directly, so they
 # only mean something, and only import, when the implementation under test is the bundled one.
 PACKAGE_TESTS = TESTS / "package"
-# The grader's own tests: the folder is what marks them `grading` (below).
-GRADING_TESTS = TESTS / "grading"
+# Folders whose tests carry a marker because of where they live, not because each module
+# remembers to say so: the grader's own tests, and the tests of the tests (`make meta`).
+MARKED_FOLDERS = {TESTS / "grading": "grading", TESTS / "meta": "meta"}
 # An expression naming more markers than this is not analysed; the folder is collected.
 MAX_MARKERS = 8
 KEYWORDS = {"and", "or", "not"}
@@ -60,9 +61,11 @@ def deselects_every(markexpr: str, marker: str) -> bool:
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     # Not even imported when `-m` leaves none of its tests (the everyday suite, `-k rope`):
-    # the grader's modules would cost every run a tenth of a second for nothing.
-    if collection_path == GRADING_TESTS:
-        return True if deselects_every(config.option.markexpr, "grading") else None
+    # the grader's modules and the meta-test's catalog and oracle would cost every run a
+    # few tenths of a second for nothing (more where bytecode is not cached).
+    if collection_path in MARKED_FOLDERS:
+        marker = MARKED_FOLDERS[collection_path]
+        return True if deselects_every(config.option.markexpr, marker) else None
     if collection_path != PACKAGE_TESTS:
         return None
     spec = resolve_spec(config.getoption("--adapters"), os.environ)
@@ -71,11 +74,11 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Before `-m` deselects: a test is a grading test because of where it lives, not because
-    # each module remembers to say so.
+    # Before `-m` deselects.
     for item in items:
-        if GRADING_TESTS in item.path.parents:
-            item.add_marker(pytest.mark.grading)
+        for folder, marker in MARKED_FOLDERS.items():
+            if folder in item.path.parents:
+                item.add_marker(marker)
 
 
 @pytest.fixture(autouse=True)

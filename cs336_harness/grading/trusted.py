@@ -12,8 +12,8 @@ What is withheld is a set of folders, left out of the bundle (a submission could
 them) and out of the student handout alike: `cs336_staff/` (the float64 oracle, the
 generator and the catalog of known mistakes built on it), the implementations kept as
 evidence (`tests/evidence/`: fused, upstream-style, deliberately wrong), and the tests
-that are not graded (`tests/package/`, `tests/harness/`, `tests/grading/`), which test
-cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the graded
+that are not graded (`tests/package/`, `tests/harness/`, `tests/meta/`, `tests/grading/`),
+which test cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the graded
 families, `tests/families/`; `tests/harness/test_layout.py` proves that nothing shipped
 imports anything withheld.
 """
@@ -31,7 +31,14 @@ from cs336_harness import withheld
 from cs336_harness.grading.errors import GraderError
 
 # Folders relative to the repository root, withheld with everything below them.
-WITHHELD = ("cs336_staff", "tests/evidence", "tests/package", "tests/harness", "tests/grading")
+WITHHELD = (
+    "cs336_staff",
+    "tests/evidence",
+    "tests/package",
+    "tests/harness",
+    "tests/meta",
+    "tests/grading",
+)
 # The table of the known mistakes' outputs that the judge reads in place of the catalog.
 DIAGNOSIS_TABLE = "diagnosis.safetensors"
 # Graded runs use the submission's adapters and the fixtures passed to them.

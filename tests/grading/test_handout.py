@@ -27,6 +27,7 @@ REMOVED = (
     "fixturegen",
     "evidence",
     "tests/harness",
+    "tests/meta",
     "tests/package",
     "error_margins",
 )
@@ -180,7 +181,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
     files: dict[str, list[str]] = {}
     # One diagnosed wrong module per family that has one (the first by name): the table is
     # one file, written by the code that the meta-test proves on every catalogued mistake
-    # with the live catalog, and `tests/harness/test_diagnosis.py` proves the table gives the
+    # with the live catalog, and `tests/meta/test_diagnosis.py` proves the table gives the
     # live catalog's answers; here the point is that a handout reads it. All 126 took 2 min.
     sampled: set[str] = set()
     for path in sorted((REPO_ROOT / "tests" / "evidence" / "wrong").glob("[!_]*.py")):

@@ -8,7 +8,7 @@ from tests.evidence.wrong._module_mistakes import MistakenModules, ffn_without_w
 CAUGHT_BY = frozenset({"transformer_block"})
 DIAGNOSED_AS = "block_ffn_without_w3"
 # What the failure of each family's output test must say
-# (tests/harness/test_meta_first_difference.py).
+# (tests/meta/test_meta_first_difference.py).
 FIRST_DIFFERENCE = {"transformer_block": "first difference: ffn (its input matched;"}
 _modules = MistakenModules(ffn_without_w3)
 get_transformer_block = _modules.get_transformer_block

@@ -8,7 +8,7 @@ from tests.evidence.wrong._module_mistakes import MistakenModules, attention_not
 
 CAUGHT_BY = frozenset({"transformer_lm", "transformer_lm_truncated_input", "transformer_lm_module"})
 # What the failure of each family's output test must say
-# (tests/harness/test_meta_first_difference.py).
+# (tests/meta/test_meta_first_difference.py).
 FIRST_DIFFERENCE = {"transformer_lm": "first difference: layers.1.attn (its input matched;"}
 _modules = MistakenModules(attention_not_causal, layers={1})
 get_transformer_lm = _modules.get_transformer_lm

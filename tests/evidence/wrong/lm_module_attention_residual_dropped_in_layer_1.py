@@ -7,7 +7,7 @@ from tests.evidence.wrong._module_mistakes import MistakenModules, attention_res
 
 CAUGHT_BY = frozenset({"transformer_lm", "transformer_lm_truncated_input", "transformer_lm_module"})
 # What the failure of each family's output test must say
-# (tests/harness/test_meta_first_difference.py).
+# (tests/meta/test_meta_first_difference.py).
 FIRST_DIFFERENCE = {
     "transformer_lm": "first difference: the input of layers.1.ln2 (layers.1.ln1's input + "
     "layers.1.attn's output) already differs"

@@ -1,6 +1,6 @@
 """The diagnosis's own parts: the oracle's variant helpers, the catalog's reading of configs,
 the table the grader writes, the matching rule, and the error's shape where no known mistakes
-are at hand. The wrong modules prove the catalog end to end (`tests/harness/test_meta.py`); these
+are at hand. The wrong modules prove the catalog end to end (`tests/meta/test_meta.py`); these
 run with it, under `make meta`."""
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ from cs336_staff.oracle.variants import (
     transformer_lm_assembled_with,
     transformer_lm_with,
 )
-
-pytestmark = pytest.mark.meta
 
 TESTS = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@ message names the first sublayer of the submission's module that departs from th
 or says why it cannot.
 
 Each wrong module with a `FIRST_DIFFERENCE` (family → the words its failure must contain)
-runs the two output test files in-process (pytester), as in `tests/harness/test_meta.py`; so do
+runs the two output test files in-process (pytester), as in `tests/meta/test_meta.py`; so do
 three adapters files written here, whose LM is wrong (no final norm) while what
 `get_transformer_lm` offers cannot locate it: nothing, a model without the SPEC's names, or
 the right model. Marked `meta`, run by `make meta`.
@@ -92,7 +92,6 @@ def output_failures(pytester: pytest.Pytester, adapters: Path) -> dict[str, list
     return failures
 
 
-@pytest.mark.meta
 @pytest.mark.parametrize("module", LOCATED, ids=[p.stem for p in LOCATED])
 def test_the_failure_names_the_wrong_sublayer(pytester, module):
     expected = importlib.import_module(f"tests.evidence.wrong.{module.stem}").FIRST_DIFFERENCE
@@ -103,7 +102,6 @@ def test_the_failure_names_the_wrong_sublayer(pytester, module):
         assert not unnamed, f"{family}: {words!r} is not in\n{unnamed[0]}"
 
 
-@pytest.mark.meta
 @pytest.mark.parametrize("name", NOT_LOCATED)
 def test_the_failure_says_why_it_cannot_locate(pytester, name):
     source, words = NOT_LOCATED[name]

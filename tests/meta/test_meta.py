@@ -211,7 +211,6 @@ def check_diagnoses(
     assert shapes <= described, f"{stem}: no failure's error shape is {sorted(shapes - described)}"
 
 
-@pytest.mark.meta
 @pytest.mark.parametrize("module", WRONG, ids=[p.stem for p in WRONG])
 def test_wrong_module_is_caught_by_its_family(pytester, request, module):
     wrong = importlib.import_module(f"tests.evidence.wrong.{module.stem}")
@@ -284,13 +283,12 @@ def shared_changes_on_import() -> dict[str, list[str]]:
     return changes
 
 
-@pytest.mark.meta
 def test_importing_a_wrong_module_changes_nothing_shared():
     """No wrong module (or helper) changes an attribute of the shared modules or of their
     classes when imported: so its runs need only the files that ask for an adapter it
     defines differently (`files_to_run`)."""
     check = (
-        "import json, tests.harness.test_meta as m; print(json.dumps(m.shared_changes_on_import()))"
+        "import json, tests.meta.test_meta as m; print(json.dumps(m.shared_changes_on_import()))"
     )
     done = subprocess.run(
         [sys.executable, "-c", check], cwd=TESTS.parent, capture_output=True, text=True
@@ -299,7 +297,6 @@ def test_importing_a_wrong_module_changes_nothing_shared():
     assert json.loads(done.stdout.splitlines()[-1]) == {}
 
 
-@pytest.mark.meta
 @pytest.mark.parametrize("module", CORRECT, ids=[p.stem for p in CORRECT])
 def test_correct_module_passes_every_family(pytester, module):
     reports = run_suite(pytester, module)
@@ -319,7 +316,6 @@ def get_adamw_cls():
 """
 
 
-@pytest.mark.meta
 @pytest.mark.parametrize("reading", list(ADAMW_READINGS))
 def test_every_reading_of_adamw_passes(pytester, reading):
     """Each reading `test_adamw` accepts, written as one AdamW with two switches, passes every
@@ -335,7 +331,6 @@ def test_every_reading_of_adamw_passes(pytester, reading):
     assert not failed, f"{reading}: {failed}"
 
 
-@pytest.mark.meta
 def test_the_readings_of_adamw_are_four():
     """On the stored `two_groups` every two accepted readings differ by more than the
     tolerance, so `test_every_reading_of_adamw_passes` shows each one accepted in its own
@@ -350,7 +345,6 @@ def test_the_readings_of_adamw_are_four():
         assert ((x - y).abs() > atol + rtol * y.abs()).any(), f"{a} and {b} are one reading"
 
 
-@pytest.mark.meta
 def test_every_mistake_is_proved_by_a_wrong_module():
     """Each (mistake, family) of the catalog is declared by a wrong module caught by that
     family, whose run then shows it diagnosed there (`check_diagnoses`)."""
@@ -364,7 +358,6 @@ def test_every_mistake_is_proved_by_a_wrong_module():
     assert not unproved, f"(mistake, family) without a wrong module: {sorted(unproved)}"
 
 
-@pytest.mark.meta
 def test_every_declared_error_shape_is_a_kind():
     """`ERROR_SHAPE` names kinds of `error_shape.KINDS` (the meta-test then checks each)."""
     declared = {p.stem: declared_shapes(importlib.import_module(f"tests.evidence.wrong.{p.stem}"))
@@ -389,7 +382,6 @@ def _comparison(family: str, case, adapters: Adapters) -> tuple[np.ndarray, floa
     return seen[0]
 
 
-@pytest.mark.meta
 def test_no_known_mistake_matches_a_correct_output(request):
     """On every stored forward case, each mistake's output has the expected output's shape
     and differs from it by more than the test's tolerance (graded mistakes, whose effect

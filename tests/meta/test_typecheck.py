@@ -3,7 +3,7 @@ call, naming the annotation, where without it the mistake goes on unnoticed.
 
 The import hook must be in place before `cs336_basics` is first imported, which this
 process did long ago, so each check runs pytest in a fresh process (seconds: torch's
-import). They are tests of the harness, marked `meta` like tests/harness/test_harness.py.
+import). They are tests of the harness, marked `meta` like tests/meta/test_harness.py.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import re
 
 import pytest
 import torch
-
-pytestmark = pytest.mark.meta
 
 # A student's checkout: a package whose annotations are right and whose code is not.
 STUDENT_PACKAGE = """

@@ -15,7 +15,6 @@ import pytest
 TESTS = Path(__file__).resolve().parent.parent
 FAMILIES = TESTS / "families"
 TWO_FAMILIES = [str(FAMILIES / "test_silu.py"), str(FAMILIES / "test_softmax.py")]
-pytestmark = pytest.mark.meta
 
 
 def outcomes(recorder: pytest.HookRecorder) -> dict[str, list[str]]:
@@ -176,13 +175,17 @@ def test_a_modified_fixture_stops_the_session_naming_the_file(pytester):
     assert "passed" not in result.stdout.str()  # the session stopped before any test ran
 
 
-def test_the_grading_folder_marks_its_tests_grading(pytester):
-    # tests/conftest.py marks them by where they live; `-m "not grading"` (the everyday
-    # suite) must then leave every one out.
-    items, _ = pytester.inline_genitems(str(TESTS / "grading" / "test_untrusted_text.py"))
-    assert items and all(item.get_closest_marker("grading") for item in items)
+@pytest.mark.parametrize(
+    ("module", "marker"),
+    [("grading/test_untrusted_text.py", "grading"), ("meta/test_typecheck.py", "meta")],
+)
+def test_a_marked_folder_marks_its_tests(pytester, module, marker):
+    # tests/conftest.py marks them by where they live; `-m "not grading and not meta"` (the
+    # everyday suite) must then leave every one out.
+    items, _ = pytester.inline_genitems(str(TESTS / module))
+    assert items and all(item.get_closest_marker(marker) for item in items)
     items, _ = pytester.inline_genitems(str(TESTS / "harness" / "test_docs.py"))
-    assert items and not any(item.get_closest_marker("grading") for item in items)
+    assert items and not any(item.get_closest_marker(marker) for item in items)
 
 
 @pytest.mark.parametrize(
