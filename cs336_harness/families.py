@@ -198,6 +198,11 @@ class Family:
     def module(self) -> str:
         return f"tests.families.{self.test_module or f'test_{self.name}'}"
 
+    @property
+    def test_file(self) -> str:
+        """The test module's path from the repository root, as pytest takes it."""
+        return f"{self.module.replace('.', '/')}.py"
+
 
 # What a block is built from; a model adds its embedding and its blocks.
 _BLOCK_PARTS = (

@@ -27,7 +27,7 @@ from cs336_harness.families import FAMILIES, Part
 from cs336_harness.paths import REPO_ROOT
 
 # The families the upstream-style implementation implements: the model's, as the course has them.
-CORE_FAMILIES = tuple(f.name for f in FAMILIES if f.part is Part.MODEL)
+CORE_FAMILIES = tuple(f for f in FAMILIES if f.part is Part.MODEL)
 UPSTREAM_STYLE = REPO_ROOT / "tests" / "evidence" / "upstream_style" / "tests" / "adapters.py"
 
 
@@ -55,7 +55,7 @@ def check_seed(seed: int, select: str | None = None) -> list[str]:
             capture_output=True,
         )
         problems = _pytest(["-m", "meta", *(["-k", select] if select else [])], fixtures)
-        files = [f"tests/families/test_{family}.py" for family in CORE_FAMILIES]
+        files = sorted({family.test_file for family in CORE_FAMILIES})
         upstream = [f"--adapters={UPSTREAM_STYLE}", "-m", "not hardening", *files]
         problems += [f"upstream_style: {p}" for p in _pytest(upstream, fixtures)]
         return problems

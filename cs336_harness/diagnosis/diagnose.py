@@ -98,7 +98,7 @@ def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int6
 def output_scale(variant: np.ndarray, truth: np.ndarray) -> float:
     """max |variant| / max(1, max |truth|), at least 1, over finite values: how much larger
     than the correct output a mistaken one is, where that matters for rounding."""
-    values = np.ma.compressed(variant) if np.ma.isMaskedArray(variant) else variant.ravel()
+    values = np.ma.compressed(variant)  # every element of a plain array
     largest = float(np.max(np.abs(values[np.isfinite(values)]), initial=0.0))
     return max(1.0, largest / max(1.0, float(np.max(np.abs(truth), initial=0.0))))
 
@@ -187,16 +187,14 @@ def _live_candidates(fixtures: Path, family: str, case_id: str) -> list[Candidat
     catalog = withheld.load(withheld.CATALOG)
 
     case = load(fixtures, family, case_id)
-    graded = {m.id for m in catalog.MISTAKES if m.graded}
-    messages = {m.id: m.message for m in catalog.MISTAKES}
     return [
         Candidate(
             mistake,
-            messages[mistake],
+            catalog.BY_ID[mistake].message,
             tuple(v.shape),
             index := fingerprint_index(v, case.expected),
             np.ma.getdata(v).ravel()[index],
-            mistake in graded,
+            catalog.BY_ID[mistake].graded,
             output_scale(v, case.expected),
         )
         for mistake, v in catalog.variants(case).items()

@@ -81,9 +81,9 @@ still raising `NotImplementedError`. `rubric.toml` lists the points per componen
 
 **One component at a time.** Each component has its own test file, named for it:
 
-    uv run pytest tests/families/test_rope.py            # one component's tests
-    uv run pytest -k "rope or softmax"          # every test whose name matches
-    uv run pytest tests/families/test_rope.py -x -q      # stop at the first failure, terse
+    uv run pytest tests/families/test_rope.py          # one component's tests
+    uv run pytest -k "rope or softmax"                 # every test whose name matches
+    uv run pytest tests/families/test_rope.py -x -q    # stop at the first failure, terse
 
 **What the assignment asks for** (the course's points): {model}; the training half,
 {training}; and the tokenizer, {tokenizer}.

@@ -13,9 +13,9 @@ them) and out of the student handout alike: `cs336_staff/` (the float64 oracle, 
 generator and the catalog of known mistakes built on it), the implementations kept as
 evidence (`tests/evidence/`: fused, upstream-style, deliberately wrong), and the tests
 that are not graded (`tests/package/`, `tests/harness/`, `tests/meta/`, `tests/grading/`),
-which test cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the graded
-families, `tests/families/`; `tests/harness/test_layout.py` proves that nothing shipped
-imports anything withheld.
+which test cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the
+graded families, `tests/families/`; `tests/harness/test_layout.py` proves that nothing
+shipped imports anything withheld.
 """
 
 from __future__ import annotations

@@ -54,9 +54,5 @@ def variants(case: NumpyCase) -> dict[str, np.ndarray]:
         variant = mistake.variants.get(case.family)
         if variant is not None and (value := variant(case)) is not None:
             # A masked array keeps its mask: elements the mistake's own output cannot vouch for.
-            out[mistake.id] = (
-                value.astype(np.float64)
-                if np.ma.isMaskedArray(value)
-                else np.asarray(value, dtype=np.float64)
-            )
+            out[mistake.id] = np.asanyarray(value, dtype=np.float64)
     return out

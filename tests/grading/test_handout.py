@@ -188,8 +188,7 @@ def test_a_finished_handout_names_catalogued_mistakes_as_this_repository_does(
         module = importlib.import_module(f"tests.evidence.wrong.{path.stem}")
         declared = getattr(module, "DIAGNOSED_AS", ())
         declared = {declared} if isinstance(declared, str) else set(declared)
-        modules = {BY_NAME[family].module for family in module.CAUGHT_BY}
-        tests = [f"{name.replace('.', '/')}.py" for name in sorted(modules)]
+        tests = sorted({BY_NAME[family].test_file for family in module.CAUGHT_BY})
         new = set(module.CAUGHT_BY) - sampled
         if declared and new and all((finished / test).is_file() for test in tests):
             sampled |= new
