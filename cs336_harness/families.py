@@ -21,6 +21,7 @@ of the operation, and far below the error of every deliberately wrong module in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -188,6 +189,9 @@ class Family:
     title: str
     points: int
     part: Part
+    # What the family's cases are drawn to catch, in a phrase: the handout's README and
+    # `python -m cs336_harness.families` list it.
+    catches: str
     tolerance: Tolerance | None = None
     backward: Tolerance | None = None
     built_from: tuple[str, ...] = ()
@@ -229,16 +233,64 @@ M, T, K, B = Part.MODEL, Part.TRAINING, Part.TOKENIZER, Part.BEYOND
 # adapters keeps every other point; a point per architecture variant's component and 3 for
 # assembling every variant from a config.
 FAMILIES = (
-    Family("linear", "Linear", points=1, part=M, tolerance=LINEAR, backward=LINEAR_BACKWARD),
     Family(
-        "embedding", "Embedding", points=1, part=M, tolerance=EXACT, backward=EMBEDDING_BACKWARD
+        "linear",
+        "Linear",
+        catches="transposed weight (non-square), leading dims, 1-D input",
+        points=1,
+        part=M,
+        tolerance=LINEAR,
+        backward=LINEAR_BACKWARD,
     ),
-    Family("rmsnorm", "RMSNorm", points=1, part=M, tolerance=RMSNORM, backward=RMSNORM_BACKWARD),
-    Family("swiglu", "SwiGLU", points=2, part=M, tolerance=SWIGLU, backward=SWIGLU_BACKWARD),
-    Family("rope", "RoPE", points=2, part=M, tolerance=ROPE, backward=ROPE_BACKWARD),
+    Family(
+        "embedding",
+        "Embedding",
+        catches="ids of any shape, ids 0 and vocab−1; rows must be exact",
+        points=1,
+        part=M,
+        tolerance=EXACT,
+        backward=EMBEDDING_BACKWARD,
+    ),
+    Family(
+        "rmsnorm",
+        "RMSNorm",
+        catches=(
+            "gains ≠ 1, eps placement (tiny inputs), a custom eps, bf16/fp16 inputs computed in "
+            "float32"
+        ),
+        points=1,
+        part=M,
+        tolerance=RMSNORM,
+        backward=RMSNORM_BACKWARD,
+    ),
+    Family(
+        "swiglu",
+        "SwiGLU",
+        catches="w1/w3 roles, d_ff not a multiple of 64",
+        points=2,
+        part=M,
+        tolerance=SWIGLU,
+        backward=SWIGLU_BACKWARD,
+    ),
+    Family(
+        "rope",
+        "RoPE",
+        catches=(
+            "positions not 0..seq−1 (offset, unsorted, repeated, batched), Θ = 100 and 500000, "
+            "pairing"
+        ),
+        points=2,
+        part=M,
+        tolerance=ROPE,
+        backward=ROPE_BACKWARD,
+    ),
     Family(
         "scaled_dot_product_attention",
         "Scaled dot-product attention",
+        catches=(
+            "3-D and 4-D, random and causal masks, queries ≠ keys, d_v ≠ d_k, a fully masked row "
+            "(zeros, not NaN)"
+        ),
         points=5,
         part=M,
         tolerance=ATTENTION,
@@ -247,6 +299,7 @@ FAMILIES = (
     Family(
         "multihead_self_attention",
         "Multi-head self-attention",
+        catches="head layout, causality, 1 and 8 heads, extra leading dims",
         points=3,
         part=M,
         tolerance=MULTIHEAD_ATTENTION,
@@ -255,6 +308,7 @@ FAMILIES = (
     Family(
         "multihead_self_attention_with_rope",
         "Multi-head self-attention with RoPE",
+        catches="RoPE on q/k only, omitted/offset/batched positions",
         points=2,
         part=M,
         tolerance=MULTIHEAD_ATTENTION,
@@ -263,6 +317,7 @@ FAMILIES = (
     Family(
         "transformer_block",
         "Transformer block",
+        catches="pre-norm order, distinct norm gains, another shape and Θ",
         points=3,
         part=M,
         tolerance=TRANSFORMER_BLOCK,
@@ -272,6 +327,7 @@ FAMILIES = (
     Family(
         "transformer_lm",
         "Transformer LM",
+        catches="the reference model and two other shapes; an error past `context_length`",
         points=2,
         part=M,
         tolerance=TRANSFORMER_LM,
@@ -280,6 +336,7 @@ FAMILIES = (
     Family(
         "transformer_lm_truncated_input",
         "Transformer LM, truncated input",
+        catches="inputs shorter than the context (nothing padded)",
         points=1,
         part=M,
         tolerance=TRANSFORMER_LM,
@@ -288,6 +345,10 @@ FAMILIES = (
     Family(
         "transformer_lm_module",
         "Transformer LM as a module",
+        catches=(
+            "`get_transformer_lm`'s model: every parameter registered under its SPEC name and "
+            "shape, a strict load of the weights, each parameter's gradient (2 shapes)"
+        ),
         points=1,
         part=B,
         tolerance=TRANSFORMER_LM_PARAMETER_GRADIENTS,
@@ -296,19 +357,54 @@ FAMILIES = (
     Family(
         "transformer_block_module",
         "Transformer block as a module",
+        catches="`get_transformer_block`'s block: parameters and a strict load",
         points=1,
         part=B,
         test_module="test_lm_module",
     ),
-    Family("silu", "SiLU", points=1, part=M, tolerance=ELEMENTWISE, backward=ELEMENTWISE_BACKWARD),
-    Family("softmax", "Softmax", points=1, part=M, tolerance=SOFTMAX, backward=SOFTMAX_BACKWARD),
     Family(
-        "layernorm", "LayerNorm", points=1, part=B, tolerance=LAYERNORM, backward=LAYERNORM_BACKWARD
+        "silu",
+        "SiLU",
+        catches="overflow at ±90 (a naive sigmoid), leading dims",
+        points=1,
+        part=M,
+        tolerance=ELEMENTWISE,
+        backward=ELEMENTWISE_BACKWARD,
     ),
-    Family("gelu", "GELU", points=1, part=B, tolerance=GELU, backward=GELU_BACKWARD),
+    Family(
+        "softmax",
+        "Softmax",
+        catches="overflow at +1000 and 1e4 (no max shift), softmax over dims 0 and −2",
+        points=1,
+        part=M,
+        tolerance=SOFTMAX,
+        backward=SOFTMAX_BACKWARD,
+    ),
+    Family(
+        "layernorm",
+        "LayerNorm",
+        catches=(
+            "a missing mean subtraction, biased variance, eps placement and a hard-coded eps, "
+            "bf16/fp16 inputs"
+        ),
+        points=1,
+        part=B,
+        tolerance=LAYERNORM,
+        backward=LAYERNORM_BACKWARD,
+    ),
+    Family(
+        "gelu",
+        "GELU",
+        catches="exact (erf) vs tanh GELU on a dense grid, values up to ±90",
+        points=1,
+        part=B,
+        tolerance=GELU,
+        backward=GELU_BACKWARD,
+    ),
     Family(
         "positionwise_feedforward",
         "Position-wise feed-forward (GELU)",
+        catches="the two-matrix GELU FFN: w1/w2 roles, d_ff below d_model, leading dims",
         points=1,
         part=B,
         tolerance=POSITIONWISE_FEEDFORWARD,
@@ -317,6 +413,7 @@ FAMILIES = (
     Family(
         "transformer_lm_from_config",
         "Transformer LM from config (variants)",
+        catches="every variant and ablation, by case id: `-k post_norm`, `-k nope`, `-k gpt2`",
         points=3,
         part=B,
         tolerance=TRANSFORMER_LM_FROM_CONFIG,
@@ -325,25 +422,101 @@ FAMILIES = (
     Family(
         "cross_entropy",
         "Cross-entropy loss",
+        catches=(
+            "logits in the thousands (no max shift overflows), extra leading dims, the mean (not "
+            "the sum), a 10000-token vocabulary"
+        ),
         points=2,
         part=T,
         tolerance=CROSS_ENTROPY,
         backward=CROSS_ENTROPY_BACKWARD,
     ),
-    Family("adamw", "AdamW", points=2, part=T, tolerance=ADAMW),
+    Family(
+        "adamw",
+        "AdamW",
+        catches=(
+            "a 30-step trajectory: bias correction, decoupled decay, two parameter groups with "
+            "their own hyperparameters, steps without a gradient"
+        ),
+        points=2,
+        part=T,
+        tolerance=ADAMW,
+    ),
     Family(
         "learning_rate_schedule",
         "Cosine learning-rate schedule",
+        catches=(
+            "`it = 0`, warm-up's end, along the cosine, the cycle's end and past it; no warm-up"
+        ),
         points=1,
         part=T,
         tolerance=LEARNING_RATE_SCHEDULE,
     ),
-    Family("gradient_clipping", "Gradient clipping", points=1, part=T, tolerance=GRADIENT_CLIPPING),
-    Family("data_loading", "Data loading (get_batch)", points=2, part=T),
-    Family("checkpointing", "Checkpointing", points=1, part=T),
-    Family("decoding", "Decoding (temperature, top-p, generation)", points=3, part=T),
-    Family("train_bpe", "BPE training", points=15, part=K),
-    Family("tokenizer", "BPE tokenizer", points=15, part=K),
+    Family(
+        "gradient_clipping",
+        "Gradient clipping",
+        catches=(
+            "one global norm (not one per parameter), a parameter without `.grad`, the 1e-6 ε, a "
+            "norm already under the limit"
+        ),
+        points=1,
+        part=T,
+        tolerance=GRADIENT_CLIPPING,
+    ),
+    Family(
+        "data_loading",
+        "Data loading (get_batch)",
+        catches=(
+            "every valid start drawn uniformly and none past the end (statistically), labels "
+            "shifted by one, ids not positions, a `np.memmap`"
+        ),
+        points=2,
+        part=T,
+    ),
+    Family(
+        "checkpointing",
+        "Checkpointing",
+        catches=(
+            "a run resumed from a path or a file object ends bit for bit where the uninterrupted "
+            "one does; the iteration comes back"
+        ),
+        points=1,
+        part=T,
+    ),
+    Family(
+        "decoding",
+        "Decoding (temperature, top-p, generation)",
+        catches=(
+            "the top-p distribution (40000 samples), temperature, greedy = arg-max, generation "
+            "stopping at end-of-text or after `max_new_tokens`"
+        ),
+        points=3,
+        part=T,
+    ),
+    Family(
+        "train_bpe",
+        "BPE training",
+        catches=(
+            "ties broken the wrong way, merges across pre-tokens, special tokens missing from the "
+            "vocabulary or counted inside, repeated and overlapping special tokens, 4-byte UTF-8, "
+            "blank lines and runs of one character, a vocabulary larger than the corpus can fill, "
+            "two pages of Shakespeare"
+        ),
+        points=15,
+        part=K,
+    ),
+    Family(
+        "tokenizer",
+        "BPE tokenizer",
+        catches=(
+            "exact ids against the oracle, longest-first special tokens, special tokens at the "
+            "start, end and twice in a row, `encode_iterable` = `encode`, U+FFFD for invalid UTF-8,"
+            " round trips on random Unicode, pages of Shakespeare with 3,743 merges against Hugging"
+            " Face `tokenizers`"
+        ),
+        points=15,
+        part=K,
+    ),
 )
 BY_NAME = {family.name: family for family in FAMILIES}
 
@@ -356,3 +529,13 @@ def family(name: str) -> Family:
         raise KeyError(
             f"no test family {name!r} (cs336_harness/families.py has {sorted(BY_NAME)})"
         ) from None
+
+
+def markdown_table(families: Iterable[Family] = FAMILIES) -> str:
+    """`families` as a Markdown table: name, default points and what the cases catch."""
+    rows = [f"| `{f.name}` | {f.points} | {f.catches} |" for f in families]
+    return "\n".join(["| family | points | what its cases catch |", "|---|---|---|", *rows])
+
+
+if __name__ == "__main__":
+    print(markdown_table())

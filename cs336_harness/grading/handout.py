@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, write_table
-from cs336_harness.families import FAMILIES, Part
+from cs336_harness.families import FAMILIES, Part, markdown_table
 from cs336_harness.grading.stubs import stub_source, with_docstring, without_private_functions
 from cs336_harness.grading.trusted import copy_tree
 from cs336_harness.paths import REPO_ROOT
@@ -105,6 +105,10 @@ Some tests check behaviour the assignment leaves open (a fully masked attention 
 zeros, not NaN; a sequence longer than the context is refused). They are *hardening*: a
 failing one says so on its first line, and they are scored apart from the components'
 points. `uv run pytest -m "not hardening"` runs the assignment's contract alone.
+
+## What each component's tests catch
+
+{table}
 """
 
 
@@ -126,7 +130,11 @@ def readme() -> str:
         return ", ".join(f"`{f.name}`" for f in FAMILIES if f.part is part)
 
     parts = {"model": Part.MODEL, "training": Part.TRAINING, "tokenizer": Part.TOKENIZER}
-    return README.format(beyond=names(Part.BEYOND), **{k: names(p) for k, p in parts.items()})
+    return README.format(
+        beyond=names(Part.BEYOND),
+        table=markdown_table(),
+        **{k: names(p) for k, p in parts.items()},
+    )
 
 
 def _stub_tree(path: Path) -> None:

@@ -1,11 +1,15 @@
 """Cases for RoPE, scaled dot-product attention and multi-head self-attention (with and
-without RoPE), each case named for the class of mistakes it catches."""
+without RoPE), each case named for the class of mistakes it catches; a family's backward
+cases (`backward_case`) follow its forward cases, and `add_attention_layers` adds them all."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from cs336_staff import oracle
+from cs336_staff.fixturegen.backward_case import adapter_names, add_backward_case, matrices
 from cs336_staff.fixturegen.draws import normal
 from cs336_staff.fixturegen.reference_model import (
     REFERENCE_BATCH,
@@ -13,7 +17,7 @@ from cs336_staff.fixturegen.reference_model import (
     from_model,
     sub,
 )
-from cs336_staff.fixturegen.weights import linear_weight
+from cs336_staff.fixturegen.weights import QK_SCALE, linear_weight
 from cs336_staff.fixturegen.writer import FixtureSet
 
 
@@ -155,10 +159,14 @@ def add_attention(fs: FixtureSet) -> None:
     )
 
 
+# The attention projections, in the oracle's argument order.
+MHA = ("q_proj", "k_proj", "v_proj", "output_proj")
+
+
 def _mha_weights(rng: np.random.Generator, d_model: int) -> dict[str, np.ndarray]:
     return {
-        f"{p}.weight": linear_weight(rng, d_model, d_model, 2.0 if p[0] in "qk" else 1.0)
-        for p in ("q_proj", "k_proj", "v_proj", "output_proj")
+        f"{p}.weight": linear_weight(rng, d_model, d_model, QK_SCALE if p[0] in "qk" else 1.0)
+        for p in MHA
     }
 
 
@@ -260,3 +268,99 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
             _mha_oracle(x, w, heads, theta, pos),
             w,
         )
+
+
+def add_rope_backward(fs: FixtureSet) -> None:
+    """RoPE's backward case."""
+    rng = fs.rng("rope", "backward")
+    positions = rng.integers(0, 32, (3, 1, 10))
+    theta = 10000.0
+
+    def gradients(v, d):
+        return {
+            "in_query_or_key": oracle.rope_backward(v["in_query_or_key"], positions, theta, d)["x"]
+        }
+
+    add_backward_case(
+        fs, "rope", "backward_batched_positions",
+        "(3, 2, 10, 8) input, positions per batch row: the gradient rotates back",
+        {"d_k": 8, "theta": theta, "max_seq_len": 32},
+        {"in_query_or_key": normal(rng, 3, 2, 10, 8)},
+        lambda v: oracle.rope(v["in_query_or_key"], positions, theta),
+        gradients,
+        others={"token_positions": positions},
+    )  # fmt: skip
+
+
+def add_attention_backward(fs: FixtureSet) -> None:
+    """Attention's backward case."""
+    rng = fs.rng("scaled_dot_product_attention", "backward")
+    lead, n, m, d_k, d_v = (2, 2), 5, 9, 8, 12
+    mask = rng.random((*lead, n, m)) < 0.6
+    mask[..., 0] = True
+    differentiable = {
+        "Q": normal(rng, *lead, n, d_k, std=1.5),
+        "K": normal(rng, *lead, m, d_k, std=1.5),
+        "V": normal(rng, *lead, m, d_v),
+    }
+
+    def gradients(v, d):
+        g = oracle.scaled_dot_product_attention_backward(v["Q"], v["K"], v["V"], d, mask)
+        return {"Q": g["q"], "K": g["k"], "V": g["v"]}
+
+    add_backward_case(
+        fs, "scaled_dot_product_attention", "backward_random_mask",
+        "5 queries, 9 keys, d_v 12, a random mask: Q and K get gradient only through the "
+        "probabilities",
+        {"mask": True},
+        differentiable,
+        lambda v: oracle.scaled_dot_product_attention(v["Q"], v["K"], v["V"], mask),
+        gradients,
+        others={"mask": mask},
+    )  # fmt: skip
+
+
+def add_mha_backward(fs: FixtureSet) -> None:
+    """Multi-head self-attention's backward cases, with and without RoPE."""
+    for family, case_id, seq, with_rope in (
+        ("multihead_self_attention", "backward_two_heads", 6, False),
+        ("multihead_self_attention_with_rope", "backward_batched_positions", 7, True),
+    ):
+        rng = fs.rng(family, "backward")
+        w = _mha_weights(rng, 16)
+        x = normal(rng, 2, seq, 16)
+        params: dict[str, Any] = {"d_model": 16, "num_heads": 2}
+        rope: dict[str, Any] = {}
+        others = {}
+        description = "d_model 16, 2 causal heads"
+        if with_rope:
+            positions = np.sort(rng.integers(0, 32, (2, seq)), axis=-1)
+            params |= {"theta": 10000.0, "max_seq_len": 32}
+            rope = {"theta": 10000.0, "positions": positions}
+            others = {"token_positions": positions}
+            description += ", RoPE at positions per batch row"
+
+        def forward(v, rope=rope):
+            return oracle.multihead_self_attention(v["in_features"], *matrices(v, *MHA), 2, **rope)
+
+        def gradients(v, d, rope=rope):
+            return adapter_names(
+                oracle.multihead_self_attention_backward(
+                    v["in_features"], *matrices(v, *MHA), 2, d, **rope
+                )
+            )
+
+        add_backward_case(
+            fs, family, case_id, description, params, {"in_features": x}, forward, gradients,
+            others=others, weights=w,
+        )  # fmt: skip
+
+
+def add_attention_layers(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    """Add every family of this module, each family's forward cases before its backward ones."""
+    add_rope(fs)
+    add_rope_backward(fs)
+    add_attention(fs)
+    add_attention_backward(fs)
+    add_mha(fs, model)
+    add_mha_backward(fs)

@@ -3,7 +3,8 @@ RMSNorm, SiLU, softmax and SwiGLU.
 
 Each case exists to catch a class of mistakes, which its description names. Inputs are
 O(1) unless a case is about magnitude, so that absolute and relative tolerances mean the
-same thing across families.
+same thing across families. A family's backward cases (`backward_case`) follow its forward
+cases, and `add_components` adds every family of the module.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 import torch
 
 from cs336_staff import oracle
+from cs336_staff.fixturegen.backward_case import adapter_names, add_backward_case, matrices
 from cs336_staff.fixturegen.draws import in_dtype, normal
 from cs336_staff.fixturegen.reference_model import (
     REFERENCE_BATCH,
@@ -243,3 +245,115 @@ def add_swiglu(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.swiglu(x, w["w1.weight"], w["w2.weight"], w["w3.weight"]),
         w,
     )
+
+
+def add_linear_backward(fs: FixtureSet) -> None:
+    """Linear's backward case."""
+    rng = fs.rng("linear", "backward")
+    w = linear_weight(rng, 5, 7)
+    add_backward_case(
+        fs, "linear", "backward_leading_dims",
+        "d(in_features) = d(out) W: (2, 3, 7) -> 5, a non-square W",
+        {"d_in": 7, "d_out": 5},
+        {"in_features": normal(rng, 2, 3, 7)},
+        lambda v: oracle.linear(v["in_features"], v["weight"]),
+        lambda v, d: adapter_names(oracle.linear_backward(v["in_features"], v["weight"], d)),
+        weights={"weight": w},
+    )  # fmt: skip
+
+
+def add_embedding_backward(fs: FixtureSet) -> None:
+    """Embedding's backward case: the table's gradient."""
+    rng = fs.rng("embedding", "backward")
+    ids = rng.integers(0, 12, (3, 7))  # 21 ids in 12 rows: some row is looked up twice
+    add_backward_case(
+        fs, "embedding", "backward_repeated_ids",
+        "ids (3, 7) into a 12 x 8 table: a row looked up more than once sums the gradients "
+        "of its uses, a row never looked up gets zero",
+        {"vocab_size": 12, "d_model": 8},
+        {},
+        lambda v: oracle.embedding(v["weight"], ids),
+        lambda v, d: oracle.embedding_backward(v["weight"], ids, d),
+        others={"token_ids": ids},
+        weights={"weight": normal(rng, 12, 8)},
+    )  # fmt: skip
+
+
+def add_rmsnorm_backward(fs: FixtureSet) -> None:
+    """RMSNorm's backward case."""
+    rng = fs.rng("rmsnorm", "backward")
+    gain, eps = norm_gain(rng, 16), 1e-5
+    add_backward_case(
+        fs, "rmsnorm", "backward_gain",
+        "d_model 16: the normaliser's own dependence on x is about a quarter of the gradient",
+        {"d_model": 16, "eps": eps},
+        {"in_features": normal(rng, 3, 5, 16, std=2.0)},
+        lambda v: oracle.rmsnorm(v["in_features"], v["weight"], eps),
+        lambda v, d: adapter_names(oracle.rmsnorm_backward(v["in_features"], v["weight"], d, eps)),
+        weights={"weight": gain},
+    )  # fmt: skip
+
+
+def add_silu_backward(fs: FixtureSet) -> None:
+    """SiLU's backward case."""
+    rng = fs.rng("silu", "backward")
+    add_backward_case(
+        fs, "silu", "backward_leading_dims",
+        "values ~N(0, 9): sigmoid(x) (1 + x (1 - sigmoid(x)))",
+        {},
+        {"in_features": normal(rng, 2, 3, 17, std=3.0)},
+        lambda v: oracle.silu(v["in_features"]),
+        lambda v, d: {"in_features": oracle.silu_backward(v["in_features"], d)["x"]},
+    )  # fmt: skip
+
+
+def add_softmax_backward(fs: FixtureSet) -> None:
+    """Softmax's backward cases, over the last and a middle dim."""
+    for case_id, description, shape, dim in (
+        ("backward_last_dim", "rows of a 4 x 10 matrix", (4, 10), -1),
+        ("backward_middle_dim", "dim 1 of three", (3, 5, 7), 1),
+    ):
+        rng = fs.rng("softmax", case_id)
+        add_backward_case(
+            fs, "softmax", case_id,
+            f"p (d - sum(p d)) over {description}",
+            {"dim": dim},
+            {"in_features": normal(rng, *shape, std=2.0)},
+            lambda v, dim=dim: oracle.softmax(v["in_features"], dim),
+            lambda v, d, dim=dim: {
+                "in_features": oracle.softmax_backward(v["in_features"], dim, d)["x"]
+            },
+        )  # fmt: skip
+
+
+def add_swiglu_backward(fs: FixtureSet) -> None:
+    """SwiGLU's backward case."""
+    rng = fs.rng("swiglu", "backward")
+    w1, w2, w3 = linear_weight(rng, 40, 24), linear_weight(rng, 24, 40), linear_weight(rng, 40, 24)
+    add_backward_case(
+        fs, "swiglu", "backward_d_ff_40",
+        "d_model 24, d_ff 40: gradient through both the gate and the value",
+        {"d_model": 24, "d_ff": 40},
+        {"in_features": normal(rng, 3, 5, 24)},
+        lambda v: oracle.swiglu(v["in_features"], *matrices(v, "w1", "w2", "w3")),
+        lambda v, d: adapter_names(
+            oracle.swiglu_backward(v["in_features"], *matrices(v, "w1", "w2", "w3"), d)
+        ),
+        weights={"w1.weight": w1, "w2.weight": w2, "w3.weight": w3},
+    )  # fmt: skip
+
+
+def add_components(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    """Add every family of this module, each family's forward cases before its backward ones."""
+    add_linear(fs, model)
+    add_linear_backward(fs)
+    add_embedding(fs, model)
+    add_embedding_backward(fs)
+    add_rmsnorm(fs, model)
+    add_rmsnorm_backward(fs)
+    add_silu(fs)
+    add_silu_backward(fs)
+    add_softmax(fs)
+    add_softmax_backward(fs)
+    add_swiglu(fs, model)
+    add_swiglu_backward(fs)

@@ -1,11 +1,13 @@
 """Cases for the block and the language model, as functions and as modules, with the
-sublayer traces that locate the first differing sublayer."""
+sublayer traces that locate the first differing sublayer; the block's backward case
+(`backward_case`) follows its forward cases, and `add_models` adds them all."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from cs336_staff import oracle
+from cs336_staff.fixturegen.backward_case import adapter_names, add_backward_case
 from cs336_staff.fixturegen.draws import normal
 from cs336_staff.fixturegen.reference_model import (
     REFERENCE_BATCH,
@@ -16,7 +18,7 @@ from cs336_staff.fixturegen.reference_model import (
 )
 from cs336_staff.fixturegen.weights import block_weights, lm_weights
 from cs336_staff.fixturegen.writer import FixtureSet
-from cs336_staff.oracle.backward import transformer_lm_backward
+from cs336_staff.oracle import transformer_lm_backward
 from cs336_staff.oracle.model import (
     Sublayers,
     transformer_block_sublayers,
@@ -160,3 +162,37 @@ def add_modules(fs: FixtureSet) -> None:
         {},
         None,
     )
+
+
+def add_block_backward(fs: FixtureSet) -> None:
+    """The block's backward case."""
+    config = {"d_model": 16, "num_heads": 2, "d_ff": 32, "rope_theta": 10000.0}
+    rng = fs.rng("transformer_block", "backward")
+    w = block_weights(rng, config)
+
+    def weights(v):
+        return {name: v[name] for name in w}
+
+    add_backward_case(
+        fs, "transformer_block", "backward_small",
+        "d_model 16, 2 heads, d_ff 32: through both residual branches and both norms",
+        {"d_model": 16, "num_heads": 2, "d_ff": 32, "max_seq_len": 16, "theta": 10000.0},
+        {"in_features": normal(rng, 2, 6, 16)},
+        lambda v: oracle.transformer_block(
+            v["in_features"], weights(v), num_heads=2, config=config
+        ),
+        lambda v, d: adapter_names(
+            oracle.transformer_block_backward(
+                v["in_features"], weights(v), d, num_heads=2, config=config
+            )
+        ),
+        weights=w,
+    )  # fmt: skip
+
+
+def add_models(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
+    """Add every family of this module, each family's forward cases before its backward ones."""
+    add_block(fs, model)
+    add_block_backward(fs)
+    add_lm(fs, model)
+    add_modules(fs)

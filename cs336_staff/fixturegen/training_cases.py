@@ -3,7 +3,8 @@
 As for the model, each case names the mistake it is there to catch, every number comes from
 the seed, and where a case's power depends on the draw (a decoding distribution that a
 wrong nucleus rule must visibly change, a greedy path with no near-tie), the draw is
-repeated from the seed until it has that power.
+repeated from the seed until it has that power. Cross-entropy's backward case
+(`backward_case`) follows its forward cases, and `add_training` adds every family.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from cs336_harness.case_layout import ADAMW_READINGS
 from cs336_staff import oracle
+from cs336_staff.fixturegen.backward_case import add_backward_case
 from cs336_staff.fixturegen.draws import normal
 from cs336_staff.fixturegen.reference_model import MODEL_FILE, REFERENCE_CONFIG
 from cs336_staff.fixturegen.writer import FixtureSet
@@ -339,8 +341,26 @@ def add_decoding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         )  # fmt: skip
 
 
+def add_cross_entropy_backward(fs: FixtureSet) -> None:
+    """Cross-entropy's backward case: the logits' gradient."""
+    rng = fs.rng("cross_entropy", "backward")
+    targets = rng.integers(0, 20, (3, 4))
+    add_backward_case(
+        fs, "cross_entropy", "backward_leading_dims",
+        "(softmax - one_hot) / 12 over logits (3, 4, 20), times a scalar projection",
+        {},
+        {"inputs": normal(rng, 3, 4, 20, std=2.0)},
+        lambda v: np.asarray(oracle.cross_entropy(v["inputs"], targets)),
+        lambda v, d: {
+            "inputs": oracle.cross_entropy_backward(v["inputs"], targets, float(d))["logits"]
+        },
+        others={"targets": targets},
+    )  # fmt: skip
+
+
 def add_training(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     add_cross_entropy(fs)
+    add_cross_entropy_backward(fs)
     add_gradient_clipping(fs)
     add_adamw(fs)
     add_learning_rate_schedule(fs)

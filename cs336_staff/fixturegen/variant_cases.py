@@ -5,6 +5,9 @@ Every LM case has its own weights, drawn for its own configuration by `lm_weight
 gains away from 1, LayerNorm shifts and biases nonzero, an independent head unless tied), so
 an implementation that ignores an option computes a different function on them. Case ids
 name the variant, so `pytest -k post_norm` (or `nope`, `gpt2`, `layernorm`, ...) selects it.
+
+A family's backward cases (`backward_case`) follow its forward cases, and `add_variants`
+adds every family of the module.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 import torch
 
 from cs336_staff import oracle
+from cs336_staff.fixturegen.backward_case import adapter_names, add_backward_case, matrices
 from cs336_staff.fixturegen.draws import in_dtype, normal
 from cs336_staff.fixturegen.weights import bias, linear_weight, lm_weights, norm_gain
 from cs336_staff.fixturegen.writer import FixtureSet
@@ -323,9 +327,63 @@ def add_lm_variants(fs: FixtureSet) -> None:
             )
 
 
+def add_layernorm_backward(fs: FixtureSet) -> None:
+    """LayerNorm's backward case."""
+    rng = fs.rng("layernorm", "backward")
+    gain, shift, eps = norm_gain(rng, 16), normal(rng, 16, std=0.1), 1e-5
+    x = normal(rng, 3, 5, 16, std=2.0) + rng.uniform(-3, 3, (3, 5, 1)).astype(np.float32)
+    add_backward_case(
+        fs, "layernorm", "backward_row_offsets",
+        "d_model 16, rows off centre: both the mean and the variance pass gradient back",
+        {"d_model": 16, "eps": eps},
+        {"in_features": x},
+        lambda v: oracle.layernorm(v["in_features"], v["weight"], v["bias"], eps),
+        lambda v, d: adapter_names(
+            oracle.layernorm_backward(v["in_features"], v["weight"], v["bias"], d, eps)
+        ),
+        weights={"weight": gain, "bias": shift},
+    )  # fmt: skip
+
+
+def add_gelu_backward(fs: FixtureSet) -> None:
+    """GELU's backward cases, exact and tanh."""
+    for approximate, form in (("none", "exact"), ("tanh", "tanh")):
+        rng = fs.rng("gelu", "backward", form)
+        add_backward_case(
+            fs, "gelu", f"backward_{form}",
+            f"{form} GELU's derivative on values ~N(0, 4)",
+            {"approximate": approximate},
+            {"in_features": normal(rng, 2, 3, 17, std=2.0)},
+            lambda v, a=approximate: oracle.gelu(v["in_features"], a),
+            lambda v, d, a=approximate: {
+                "in_features": oracle.gelu_backward(v["in_features"], d, a)["x"]
+            },
+        )  # fmt: skip
+
+
+def add_positionwise_feedforward_backward(fs: FixtureSet) -> None:
+    """The two-matrix FFN's backward case."""
+    rng = fs.rng("positionwise_feedforward", "backward")
+    w1, w2 = linear_weight(rng, 24, 16), linear_weight(rng, 16, 24)
+    add_backward_case(
+        fs, "positionwise_feedforward", "backward_d_ff_24",
+        "d_model 16, d_ff 24, exact GELU, inputs ~N(0, 4)",
+        {"d_model": 16, "d_ff": 24},
+        {"in_features": normal(rng, 2, 5, 16, std=2.0)},
+        lambda v: oracle.feedforward(v["in_features"], *matrices(v, "w1", "w2")),
+        lambda v, d: adapter_names(
+            oracle.feedforward_backward(v["in_features"], *matrices(v, "w1", "w2"), d)
+        ),
+        weights={"w1.weight": w1, "w2.weight": w2},
+    )  # fmt: skip
+
+
 def add_variants(fs: FixtureSet) -> None:
     """Add every architecture-variant family."""
     add_layernorm(fs)
+    add_layernorm_backward(fs)
     add_gelu(fs)
+    add_gelu_backward(fs)
     add_positionwise_feedforward(fs)
+    add_positionwise_feedforward_backward(fs)
     add_lm_variants(fs)

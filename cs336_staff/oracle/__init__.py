@@ -1,63 +1,25 @@
 """Float64 NumPy reference math: the ground truth that expected test outputs are computed with.
 
 NumPy only, no torch, so the oracle shares no code and no rounding with the implementations it
-checks. Every function converts its inputs to float64 and returns float64 arrays.
+checks. Every function converts its inputs to float64 and returns float64 arrays. Each
+differentiable function has its hand-written ``*_backward`` beside it in its module
+(conventions and the finite-difference check: `gradients`).
+
+The package re-exports each module's ``__all__``, so a function added to a module and to its
+``__all__`` is ``oracle.<name>`` with no edit here.
 """
 
-from cs336_staff.oracle.attention import (
-    multihead_self_attention,
-    rope,
-    scaled_dot_product_attention,
-)
-from cs336_staff.oracle.functional import (
-    embedding,
-    feedforward,
-    gelu,
-    layernorm,
-    linear,
-    rmsnorm,
-    silu,
-    softmax,
-    swiglu,
-)
-from cs336_staff.oracle.model import (
-    DEFAULT_CONFIG,
-    SIZE_KEYS,
-    lm_parameter_shapes,
-    transformer_block,
-    transformer_lm,
-)
-from cs336_staff.oracle.training import (
-    adamw_trajectory,
-    clip_gradients,
-    cosine_schedule,
-    cross_entropy,
-    greedy_generate,
-    nucleus_distribution,
-)
+from cs336_staff.oracle import attention, functional, gradients, model, training
+from cs336_staff.oracle.attention import *  # noqa: F403
+from cs336_staff.oracle.functional import *  # noqa: F403
+from cs336_staff.oracle.gradients import *  # noqa: F403
+from cs336_staff.oracle.model import *  # noqa: F403
+from cs336_staff.oracle.training import *  # noqa: F403
 
 __all__ = [
-    "DEFAULT_CONFIG",
-    "SIZE_KEYS",
-    "adamw_trajectory",
-    "clip_gradients",
-    "cosine_schedule",
-    "cross_entropy",
-    "embedding",
-    "feedforward",
-    "gelu",
-    "greedy_generate",
-    "layernorm",
-    "linear",
-    "lm_parameter_shapes",
-    "multihead_self_attention",
-    "nucleus_distribution",
-    "rmsnorm",
-    "rope",
-    "scaled_dot_product_attention",
-    "silu",
-    "softmax",
-    "swiglu",
-    "transformer_block",
-    "transformer_lm",
+    *functional.__all__,
+    *attention.__all__,
+    *model.__all__,
+    *training.__all__,
+    *gradients.__all__,
 ]

@@ -3,7 +3,8 @@
 Weights are plain dicts from SPEC parameter names to arrays. The oracle is strict about them:
 a missing name raises ``KeyError``, and an unexpected name or a wrong shape raises
 ``ValueError``, so a fixture built from the wrong weights cannot pass silently. Dropout is
-not modelled: this is the evaluation-mode forward pass.
+not modelled: this is the evaluation-mode forward pass. ``transformer_block_backward`` and
+``transformer_lm_backward`` follow their forwards (conventions: `gradients`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,37 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cs336_staff.oracle.attention import ROPE_PAIRINGS, multihead_self_attention
+from cs336_staff.oracle.attention import (
+    ROPE_PAIRINGS,
+    multihead_self_attention,
+    multihead_self_attention_backward,
+)
 from cs336_staff.oracle.functional import (
     embedding,
+    embedding_backward,
+    f64,
     feedforward,
+    feedforward_backward,
     layernorm,
+    layernorm_backward,
     linear,
+    linear_backward,
     rmsnorm,
+    rmsnorm_backward,
     swiglu,
+    swiglu_backward,
 )
+from cs336_staff.oracle.gradients import Grads, prefixed
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "SIZE_KEYS",
+    "lm_parameter_shapes",
+    "transformer_block",
+    "transformer_block_backward",
+    "transformer_lm",
+    "transformer_lm_backward",
+]
 
 Array = NDArray[np.float64]
 
@@ -248,6 +271,104 @@ def transformer_block(
     return apply_norm(h + apply_ffn(h, weights, cfg), weights, "ln2", cfg)
 
 
+def _norm_backward(
+    h: Array, weights: Mapping[str, ArrayLike], name: str, cfg: Mapping[str, Any], d: Array
+) -> Grads:
+    if cfg["norm"] == "none":
+        return {"x": d}
+    if cfg["norm"] == "rmsnorm":
+        grads = rmsnorm_backward(h, weights[f"{name}.weight"], d, cfg["norm_eps"])
+    else:
+        grads = layernorm_backward(
+            h, weights[f"{name}.weight"], weights.get(f"{name}.bias"), d, cfg["norm_eps"]
+        )
+    return {"x": grads["x"]} | prefixed(grads, f"{name}.")
+
+
+def _ffn_backward(
+    h: Array, weights: Mapping[str, ArrayLike], cfg: Mapping[str, Any], d: Array
+) -> Grads:
+    args, kwargs = ffn_arguments(weights, cfg)
+    backward = swiglu_backward if cfg["ffn"] == "swiglu" else feedforward_backward
+    grads = backward(h, *args, d, **kwargs)
+    return {"x": grads["x"]} | prefixed(grads, "ffn.")
+
+
+def _attn_backward(
+    h: Array,
+    weights: Mapping[str, ArrayLike],
+    num_heads: int,
+    cfg: Mapping[str, Any],
+    positions: ArrayLike | None,
+    d: Array,
+) -> Grads:
+    args, kwargs = attn_arguments(weights, num_heads, cfg, positions)
+    grads = multihead_self_attention_backward(h, *args, d, **kwargs)
+    return {"x": grads["x"]} | prefixed(grads, "attn.")
+
+
+def _block_backward(
+    x: Array,
+    weights: Mapping[str, ArrayLike],
+    num_heads: int,
+    cfg: Mapping[str, Any],
+    positions: ArrayLike | None,
+    d_out: Array,
+) -> Grads:
+    """A block's gradients for a resolved config and checked weights (see the public one)."""
+    grads: Grads = {}
+
+    def back(sublayer: Grads) -> Array:
+        """Keep a sublayer's parameter gradients; pass its input gradient on."""
+        grads.update(prefixed(sublayer, ""))
+        return sublayer["x"]
+
+    def attn_back(h: Array, d: Array) -> Array:
+        return back(_attn_backward(h, weights, num_heads, cfg, positions, d))
+
+    def ffn_back(h: Array, d: Array) -> Array:
+        return back(_ffn_backward(h, weights, cfg, d))
+
+    def norm_back(h: Array, name: str, d: Array) -> Array:
+        return back(_norm_backward(h, weights, name, cfg, d))
+
+    if cfg["norm_position"] == "pre":
+        # h = x + attn(norm1(x)); out = h + ffn(norm2(h))
+        n1 = apply_norm(x, weights, "ln1", cfg)
+        h = x + apply_attention(n1, weights, num_heads, cfg, positions)
+        d_h = d_out + norm_back(h, "ln2", ffn_back(apply_norm(h, weights, "ln2", cfg), d_out))
+        d_x = d_h + norm_back(x, "ln1", attn_back(n1, d_h))
+    else:
+        # h = norm1(x + attn(x)); out = norm2(h + ffn(h))
+        s1 = x + apply_attention(x, weights, num_heads, cfg, positions)
+        h = apply_norm(s1, weights, "ln1", cfg)
+        d_s2 = norm_back(h + apply_ffn(h, weights, cfg), "ln2", d_out)
+        d_s1 = norm_back(s1, "ln1", d_s2 + ffn_back(h, d_s2))
+        d_x = d_s1 + attn_back(x, d_s1)
+    return {"x": d_x} | grads
+
+
+def transformer_block_backward(
+    x: ArrayLike,
+    weights: Mapping[str, ArrayLike],
+    d_out: ArrayLike,
+    *,
+    num_heads: int,
+    config: Mapping[str, Any] | None = None,
+    positions: ArrayLike | None = None,
+) -> Grads:
+    """Of ``transformer_block`` (same arguments, any variant). Returns ``x`` and every
+    block-relative parameter name (``ln1.weight``, ``attn.q_proj.weight``, ...)."""
+    cfg = resolve_config(config)
+    x = f64(x)
+    d_model = x.shape[-1]
+    if "ffn.w1.weight" not in weights:
+        raise KeyError("transformer_block: missing weights ['ffn.w1.weight']")
+    d_ff = cfg.get("d_ff", np.shape(weights["ffn.w1.weight"])[0])
+    check_weights(weights, block_parameter_shapes(cfg, d_model, d_ff), "transformer_block")
+    return _block_backward(x, weights, num_heads, cfg, positions, f64(d_out))
+
+
 def transformer_lm(
     ids: ArrayLike, weights: Mapping[str, ArrayLike], config: Mapping[str, Any]
 ) -> Array:
@@ -305,6 +426,82 @@ def transformer_lm(
         x = apply_norm(x, weights, "ln_final", cfg)
     head = weights["token_embeddings.weight"] if tied else weights["lm_head.weight"]
     return linear(x, head)
+
+
+def transformer_lm_backward(
+    config: Mapping[str, Any],
+    weights: Mapping[str, ArrayLike],
+    token_ids: ArrayLike,
+    d_logits: ArrayLike,
+) -> dict[str, np.ndarray]:
+    """Of ``transformer_lm(token_ids, weights, config)`` with respect to every parameter.
+
+    Args:
+        config: as ``transformer_lm`` (every size key, any variant).
+        weights: as ``transformer_lm``.
+        token_ids: integer ``(batch, seq)``.
+        d_logits: ``(batch, seq, vocab_size)``, the upstream gradient.
+
+    Returns:
+        the gradient of ``sum(d_logits * logits)`` for each name of
+        ``lm_parameter_shapes(config)``. With tied embeddings ``token_embeddings.weight``
+        gets the lookup's and the head's gradients summed, and there is no ``lm_head.weight``.
+    """
+    cfg = resolve_config(config)
+    missing = [key for key in SIZE_KEYS if key not in cfg]
+    if missing:
+        raise KeyError(f"transformer_lm_backward: config lacks {missing}")
+    shapes = lm_parameter_shapes(cfg)
+    tied = cfg["tie_embeddings"]
+    optional = frozenset({"lm_head.weight"}) if tied else frozenset()
+    check_weights(weights, shapes, "transformer_lm_backward", optional)
+    ids = np.asarray(token_ids)
+    seq = ids.shape[-1]
+    if seq > cfg["context_length"]:
+        raise ValueError(f"transformer_lm_backward: seq {seq} > context_length")
+    d_logits = f64(d_logits)
+    if d_logits.shape != (*ids.shape, cfg["vocab_size"]):
+        raise ValueError(f"transformer_lm_backward: d_logits {d_logits.shape} for ids {ids.shape}")
+    table = f64(weights["token_embeddings.weight"])
+    head = table if tied else f64(weights["lm_head.weight"])
+
+    hidden = [embedding(table, ids)]
+    if cfg["positions"] == "learned":
+        hidden[0] = hidden[0] + f64(weights["position_embeddings.weight"])[:seq]
+    positions = np.arange(seq)
+    layers = []
+    for i in range(cfg["num_layers"]):
+        prefix = f"layers.{i}."
+        layers.append({k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)})
+        hidden.append(
+            transformer_block(
+                hidden[-1], layers[-1], num_heads=cfg["num_heads"], config=cfg, positions=positions
+            )
+        )
+    final_norm = cfg["norm_position"] == "pre"
+    normed = apply_norm(hidden[-1], weights, "ln_final", cfg) if final_norm else hidden[-1]
+
+    head_grads = linear_backward(normed, head, d_logits)
+    grads: dict[str, np.ndarray] = {}
+    d = head_grads["x"]
+    if final_norm:
+        final = _norm_backward(hidden[-1], weights, "ln_final", cfg, d)
+        d = final.pop("x")
+        grads |= final
+    for i in reversed(range(cfg["num_layers"])):
+        block = _block_backward(hidden[i], layers[i], cfg["num_heads"], cfg, positions, d)
+        d = block.pop("x")
+        grads |= prefixed(block, f"layers.{i}.")
+    grads["token_embeddings.weight"] = embedding_backward(table, ids, d)["weight"]
+    if tied:
+        grads["token_embeddings.weight"] += head_grads["weight"]
+    else:
+        grads["lm_head.weight"] = head_grads["weight"]
+    if cfg["positions"] == "learned":
+        d_positions = np.zeros(shapes["position_embeddings.weight"])
+        d_positions[:seq] = d.reshape(-1, seq, d.shape[-1]).sum(axis=0)
+        grads["position_embeddings.weight"] = d_positions
+    return {name: grads[name] for name in shapes}
 
 
 #: Every sublayer's input and output in one forward pass, keyed by its module name (SPEC).

@@ -3,6 +3,7 @@
 Written from the handout's formulas in NumPy, independently of `cs336_basics`. Where the
 assignment admits more than one reading (AdamW's order of decay and update, and where ε
 goes), each is computed, and a correct implementation may match any of them.
+``cross_entropy_backward`` follows ``cross_entropy`` (conventions: `gradients`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cs336_staff.oracle.functional import f64, softmax
+from cs336_staff.oracle.gradients import Grads
 from cs336_staff.oracle.model import transformer_lm
+
+__all__ = [
+    "adamw_trajectory",
+    "clip_gradients",
+    "cosine_schedule",
+    "cross_entropy",
+    "cross_entropy_backward",
+    "greedy_generate",
+    "nucleus_distribution",
+]
 
 Array = NDArray[np.float64]
 
@@ -29,6 +42,21 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> float:
     log_normaliser = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]
     target_logit = np.take_along_axis(z, t[..., None].astype(np.int64), axis=-1)[..., 0]
     return float((log_normaliser - target_logit).mean())
+
+
+def cross_entropy_backward(logits: ArrayLike, targets: ArrayLike, d_out: float = 1.0) -> Grads:
+    """Of the mean cross-entropy, a scalar (so ``d_out`` is a number): ``d_out · (softmax(
+    logits) − one_hot(targets)) / N`` over the ``N`` leading positions. Returns ``logits``."""
+    logits, targets = f64(logits), np.asarray(targets)
+    if logits.shape[:-1] != targets.shape:
+        raise ValueError(f"cross_entropy_backward: logits {logits.shape}, targets {targets.shape}")
+    targets = targets.astype(np.int64)
+    grad = softmax(logits, -1)
+    np.put_along_axis(
+        grad, targets[..., None], np.take_along_axis(grad, targets[..., None], -1) - 1.0, -1
+    )
+    count = max(targets.size, 1)
+    return {"logits": float(d_out) * grad / count}
 
 
 def clip_gradients(

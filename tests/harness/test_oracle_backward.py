@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from cs336_staff import oracle
-from cs336_staff.oracle import backward
 
 DIRECTIONS = 2
 
@@ -33,7 +32,7 @@ def _check(
     d_out = _normal(rng, *np.shape(forward(**inputs)))
     grads = grads_of(d_out=d_out, **inputs)
     assert set(grads) == set(inputs), f"gradients {sorted(grads)} for inputs {sorted(inputs)}"
-    backward.check_gradients(lambda v: forward(**v), inputs, grads, d_out, rng, DIRECTIONS)
+    oracle.check_gradients(lambda v: forward(**v), inputs, grads, d_out, rng, DIRECTIONS)
 
 
 def _rename(grads: dict[str, np.ndarray], names: dict[str, str]) -> dict[str, np.ndarray]:
@@ -42,7 +41,7 @@ def _rename(grads: dict[str, np.ndarray], names: dict[str, str]) -> dict[str, np
 
 def case_linear(rng):
     def grads(x, weight, bias, d_out):
-        return backward.linear_backward(x, weight, d_out, bias)
+        return oracle.linear_backward(x, weight, d_out, bias)
 
     inputs = {"x": _normal(rng, 2, 3, 7), "weight": _normal(rng, 5, 7), "bias": _normal(rng, 5)}
     return oracle.linear, grads, inputs
@@ -56,7 +55,7 @@ def case_embedding(rng):
         return oracle.embedding(weight, ids)
 
     def grads(weight, d_out):
-        return backward.embedding_backward(weight, ids, d_out)
+        return oracle.embedding_backward(weight, ids, d_out)
 
     return forward, grads, {"weight": _normal(rng, 6, 5)}
 
@@ -66,21 +65,21 @@ def case_rmsnorm(rng):
         return oracle.rmsnorm(x, weight, 0.01)
 
     def grads(x, weight, d_out):
-        return backward.rmsnorm_backward(x, weight, d_out, 0.01)
+        return oracle.rmsnorm_backward(x, weight, d_out, 0.01)
 
     return forward, grads, {"x": _normal(rng, 3, 4, 8, std=0.3), "weight": _normal(rng, 8)}
 
 
 def case_layernorm(rng):
     def grads(x, weight, bias, d_out):
-        return backward.layernorm_backward(x, weight, bias, d_out)
+        return oracle.layernorm_backward(x, weight, bias, d_out)
 
     inputs = {"x": _normal(rng, 3, 4, 8) + 2.0, "weight": _normal(rng, 8), "bias": _normal(rng, 8)}
     return oracle.layernorm, grads, inputs
 
 
 def case_silu(rng):
-    return oracle.silu, backward.silu_backward, {"x": _normal(rng, 4, 9, std=4.0)}
+    return oracle.silu, oracle.silu_backward, {"x": _normal(rng, 4, 9, std=4.0)}
 
 
 def _gelu_case(approximate: str):
@@ -89,7 +88,7 @@ def _gelu_case(approximate: str):
             return oracle.gelu(x, approximate)
 
         def grads(x, d_out):
-            return backward.gelu_backward(x, d_out, approximate)
+            return oracle.gelu_backward(x, d_out, approximate)
 
         return forward, grads, {"x": _normal(rng, 4, 9, std=3.0)}
 
@@ -102,7 +101,7 @@ def _softmax_case(dim: int):
             return oracle.softmax(x, dim)
 
         def grads(x, d_out):
-            return backward.softmax_backward(x, dim, d_out)
+            return oracle.softmax_backward(x, dim, d_out)
 
         return forward, grads, {"x": _normal(rng, 3, 4, 5, std=2.0)}
 
@@ -116,7 +115,7 @@ def case_cross_entropy(rng):
         return np.asarray(oracle.cross_entropy(logits, targets))
 
     def grads(logits, d_out):
-        return backward.cross_entropy_backward(logits, targets, float(d_out))
+        return oracle.cross_entropy_backward(logits, targets, float(d_out))
 
     return forward, grads, {"logits": _normal(rng, 3, 4, 7, std=3.0)}
 
@@ -130,7 +129,7 @@ def case_swiglu(rng):
         return oracle.swiglu(x, w1, w2, w3, b1, b2, b3)
 
     def grads(x, w1, w2, w3, b1, b2, b3, d_out):
-        return _rename(backward.swiglu_backward(x, w1, w2, w3, d_out, b1, b2, b3), names)
+        return _rename(oracle.swiglu_backward(x, w1, w2, w3, d_out, b1, b2, b3), names)
 
     inputs = {"x": _normal(rng, 2, 3, 6)}
     inputs |= {
@@ -150,7 +149,7 @@ def _feedforward_case(activation: str, approximate: str):
 
         def grads(x, w1, w2, b1, b2, d_out):
             return _rename(
-                backward.feedforward_backward(x, w1, w2, d_out, activation, approximate, b1, b2),
+                oracle.feedforward_backward(x, w1, w2, d_out, activation, approximate, b1, b2),
                 names,
             )
 
@@ -168,7 +167,7 @@ def _rope_case(pairing: str):
             return oracle.rope(x, positions, 100.0, pairing)
 
         def grads(x, d_out):
-            return backward.rope_backward(x, positions, 100.0, d_out, pairing)
+            return oracle.rope_backward(x, positions, 100.0, d_out, pairing)
 
         return forward, grads, {"x": _normal(rng, 3, 2, 5, 8)}
 
@@ -186,7 +185,7 @@ def _attention_case(masked: bool):
             return oracle.scaled_dot_product_attention(q, k, v, mask)
 
         def grads(q, k, v, d_out):
-            return backward.scaled_dot_product_attention_backward(q, k, v, d_out, mask)
+            return oracle.scaled_dot_product_attention_backward(q, k, v, d_out, mask)
 
         # V shared by the leading dims of Q and K: its gradient sums over them.
         inputs = {
@@ -215,7 +214,7 @@ def _mha_case(theta: float | None, pairing: str = "interleaved"):
             )  # fmt: skip
 
         def grads(x, d_out, **w):
-            g = backward.multihead_self_attention_backward(
+            g = oracle.multihead_self_attention_backward(
                 x, w.pop("q_weight"), w.pop("k_weight"), w.pop("v_weight"), w.pop("o_weight"),
                 2, d_out, theta=theta, positions=positions, pairing=pairing, **w,
             )  # fmt: skip
@@ -293,13 +292,13 @@ def test_lm_parameter_gradients_match_finite_differences(variant):
     ids = rng.integers(0, config["vocab_size"], (2, 5))
     ids[0, :2] = 3
     d_logits = _normal(rng, 2, 5, config["vocab_size"])
-    grads = backward.transformer_lm_backward(config, weights, ids, d_logits)
+    grads = oracle.transformer_lm_backward(config, weights, ids, d_logits)
     assert set(grads) == set(oracle.lm_parameter_shapes(config))
 
     def forward(values):
         return oracle.transformer_lm(ids, values, config)
 
-    backward.check_gradients(forward, weights, grads, d_logits, rng, DIRECTIONS)
+    oracle.check_gradients(forward, weights, grads, d_logits, rng, DIRECTIONS)
 
 
 def test_block_gradients_match_finite_differences():
@@ -310,7 +309,7 @@ def test_block_gradients_match_finite_differences():
     weights = {k: v.astype(np.float64) for k, v in block_weights(rng, config).items()}
     x, positions = _normal(rng, 2, 5, 8), np.array([4, 0, 9, 9, 2])
     d_out = _normal(rng, 2, 5, 8)
-    grads = backward.transformer_block_backward(
+    grads = oracle.transformer_block_backward(
         x, weights, d_out, num_heads=2, config=config, positions=positions
     )
 
@@ -320,7 +319,7 @@ def test_block_gradients_match_finite_differences():
             values.pop("x"), values, num_heads=2, config=config, positions=positions
         )
 
-    backward.check_gradients(forward, weights | {"x": x}, grads, d_out, rng, DIRECTIONS)
+    oracle.check_gradients(forward, weights | {"x": x}, grads, d_out, rng, DIRECTIONS)
 
 
 def test_the_check_catches_a_gradient_missing_a_term():
@@ -329,7 +328,7 @@ def test_the_check_catches_a_gradient_missing_a_term():
     rng = np.random.default_rng(0)
     x, g, d_out = _normal(rng, 3, 8), _normal(rng, 8), _normal(rng, 3, 8)
     rms = np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5)
-    with pytest.raises(backward.GradientCheckError, match="gradient wrt x"):
-        backward.check_gradients(
+    with pytest.raises(oracle.GradientCheckError, match="gradient wrt x"):
+        oracle.check_gradients(
             lambda v: oracle.rmsnorm(v["x"], g), {"x": x}, {"x": d_out * g / rms}, d_out, rng
         )
