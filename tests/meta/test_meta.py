@@ -40,7 +40,7 @@ from cs336_harness.adapter_loader import Adapters
 from cs336_harness.case_layout import ADAMW_READINGS, case_table
 from cs336_harness.cases import load_case
 from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
-from cs336_harness.diagnosis.error_shape import KINDS, PREFIX
+from cs336_harness.diagnosis.error_shape import GENERIC, KINDS, PREFIX
 from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
 from cs336_harness.families import BY_NAME
 from cs336_harness.paths import DEFAULT_ADAPTERS
@@ -171,7 +171,7 @@ def check_diagnoses(
     mistake on the case; elsewhere it opens with its error's shape, of a kind in `shapes`
     where the module declares any, and says no known mistake matches; each declared mistake
     opens a failure in every family it covers that the module fails, and each declared kind
-    of shape opens some failure."""
+    of shape but `generic` opens some failure."""
     covered = {family for m in declared for family in BY_ID[m].variants}
     opened: set[tuple[str, str]] = set()
     described: set[str] = set()
@@ -208,7 +208,13 @@ def check_diagnoses(
     failed = failing_families(reports)
     missing = {(m, f) for m in declared for f in BY_ID[m].variants if f in failed} - opened
     assert not missing, f"{stem}: no failure diagnosed as (mistake, family) {sorted(missing)}"
-    assert shapes <= described, f"{stem}: no failure's error shape is {sorted(shapes - described)}"
+    # `generic` is the fallback: whether some case's error has no pattern depends on the draw
+    # (attention masked by multiplying: a case where every query row hides some key), so only
+    # the kinds with a pattern must each open a failure on every draw.
+    patterned = shapes - {GENERIC}
+    assert patterned <= described, (
+        f"{stem}: no failure's error shape is {sorted(patterned - described)}"
+    )
 
 
 @pytest.mark.parametrize("module", WRONG, ids=[p.stem for p in WRONG])
