@@ -193,6 +193,11 @@ class Family:
     built_from: tuple[str, ...] = ()
     # The test module under tests/families/, where it is not test_<name>.
     test_module: str = ""
+    # Whether `pytest --device` puts its cases' inputs and weights on that device: not where
+    # no adapter takes them as tensors (a NumPy dataset, bytes, numbers), nor for the modules
+    # `get_transformer_lm`/`_block` build, which take no device and are judged where they
+    # are built, on the CPU (see tests/families/test_lm_module.py).
+    case_on_device: bool = True
 
     @property
     def module(self) -> str:
@@ -292,6 +297,7 @@ FAMILIES = (
         part=B,
         tolerance=TRANSFORMER_LM_PARAMETER_GRADIENTS,
         test_module="test_lm_module",
+        case_on_device=False,
     ),
     Family(
         "transformer_block_module",
@@ -299,6 +305,7 @@ FAMILIES = (
         points=1,
         part=B,
         test_module="test_lm_module",
+        case_on_device=False,
     ),
     Family("silu", "SiLU", points=1, part=M, tolerance=ELEMENTWISE, backward=ELEMENTWISE_BACKWARD),
     Family("softmax", "Softmax", points=1, part=M, tolerance=SOFTMAX, backward=SOFTMAX_BACKWARD),
@@ -337,13 +344,14 @@ FAMILIES = (
         points=1,
         part=T,
         tolerance=LEARNING_RATE_SCHEDULE,
+        case_on_device=False,
     ),
     Family("gradient_clipping", "Gradient clipping", points=1, part=T, tolerance=GRADIENT_CLIPPING),
-    Family("data_loading", "Data loading (get_batch)", points=2, part=T),
+    Family("data_loading", "Data loading (get_batch)", points=2, part=T, case_on_device=False),
     Family("checkpointing", "Checkpointing", points=1, part=T),
     Family("decoding", "Decoding (temperature, top-p, generation)", points=3, part=T),
-    Family("train_bpe", "BPE training", points=15, part=K),
-    Family("tokenizer", "BPE tokenizer", points=15, part=K),
+    Family("train_bpe", "BPE training", points=15, part=K, case_on_device=False),
+    Family("tokenizer", "BPE tokenizer", points=15, part=K, case_on_device=False),
 )
 BY_NAME = {family.name: family for family in FAMILIES}
 

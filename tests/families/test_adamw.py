@@ -25,15 +25,18 @@ def _inputs(case) -> tuple[list[torch.Tensor], list[list[torch.Tensor | None]]]:
     return initial, grads
 
 
-def test_adamw(case, adapters):
+def test_adamw(case, adapters, device):
     p = case.params
     initial, grads = _inputs(case)
-    out = probes.adamw_trajectory(adapters, initial=initial, grads=grads, groups=p["groups"])
-    assert set(out["state_devices"]) <= {"cpu"}, (
-        f"optimizer state on {out['state_devices']}, but every parameter is on the CPU"
+    out = probes.adamw_trajectory(
+        adapters, initial=initial, grads=grads, groups=p["groups"], device=str(device)
+    )
+    where = "the CPU" if device.type == "cpu" else str(device)
+    assert set(out["state_devices"]) <= {str(device)}, (
+        f"optimizer state on {out['state_devices']}, but every parameter is on {where}"
     )
     flat_steps = [torch.cat([q.reshape(-1) for q in step]) for step in out["trajectory"]]
-    trajectory = torch.stack(flat_steps)
+    trajectory = torch.stack(flat_steps).cpu()  # compared with the oracle's, on the CPU
 
     def distance(name: str) -> float:
         expected = case[name]
@@ -51,7 +54,7 @@ def test_adamw(case, adapters):
     )  # fmt: skip
 
 
-def test_adamw_resumes_from_its_state_dict(case, adapters):
+def test_adamw_resumes_from_its_state_dict(case, adapters, device):
     """Halfway, the optimizer's `state_dict()` is saved and loaded into a fresh one, as a
     checkpoint does; the rest of the run must be the uninterrupted run's, bit for bit (the
     same operations on the same values)."""
@@ -59,7 +62,12 @@ def test_adamw_resumes_from_its_state_dict(case, adapters):
     initial, grads = _inputs(case)
     runs = {
         resume_at: probes.adamw_trajectory(
-            adapters, initial=initial, grads=grads, groups=p["groups"], resume_at=resume_at
+            adapters,
+            initial=initial,
+            grads=grads,
+            groups=p["groups"],
+            device=str(device),
+            resume_at=resume_at,
         )["trajectory"]
         for resume_at in (None, p["steps"] // 2)
     }

@@ -9,9 +9,9 @@ from cs336_harness import probes
 pytestmark = pytest.mark.family("checkpointing")
 
 
-def test_checkpoint_resume(case, adapters):
+def test_checkpoint_resume(case, adapters, device):
     p = case.params
-    out = probes.checkpoint_resume(adapters, **p)
+    out = probes.checkpoint_resume(adapters, **p, device=str(device))
     assert out["bytes_written"] > 0, f"run_save_checkpoint wrote nothing to the {p['target']}"
     assert out["iteration"] == p["steps_before"], (
         f"run_load_checkpoint returned {out['iteration']!r}, but iteration "
