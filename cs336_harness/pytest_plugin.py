@@ -6,9 +6,9 @@
 - `--typecheck` / `CS336_TYPECHECK=1`: every call into `cs336_basics` checks its jaxtyping
   annotations (`cs336_harness.typecheck`).
 - `--device` (default `cpu`): the torch device the cases' inputs and weights are put on
-  (`Case.to`, where the family's `case_on_device` says so), and the one tests hand to
-  adapters that take a device (the `device` fixture). Outputs are compared on the CPU,
-  wherever they come back.
+  (`Case.to`, where the family's `case_on_device` says so), and the one tests without such
+  tensors hand to adapters that take a device (the `device` fixture). Outputs are compared
+  on the CPU, wherever they come back.
 - `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
   family's cases in `cases.json`; the family and a "not implemented" status are recorded in
   each test's `user_properties`, which JUnit XML reads. `family("rope", cases="backward")`
@@ -241,8 +241,9 @@ def case(request: pytest.FixtureRequest) -> Case:
 
 @pytest.fixture(scope="session")
 def device(request: pytest.FixtureRequest) -> torch.device:
-    """The `--device` (default the CPU), for the tests that hand a device to an adapter or a
-    probe themselves: `get_batch`'s argument, the AdamW and checkpoint probes' parameters."""
+    """The `--device` (default the CPU), for the tests whose cases hold no tensor that
+    `Case.to` puts there but that hand a device to an adapter or a probe: `get_batch`'s
+    argument, the checkpoint probe's model."""
     return request.config.stash[_DEVICE]
 
 

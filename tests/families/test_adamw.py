@@ -16,7 +16,8 @@ pytestmark = pytest.mark.family("adamw")
 
 
 def _inputs(case) -> tuple[list[torch.Tensor], list[list[torch.Tensor | None]]]:
-    """The initial parameters, and each step's gradients (None: no gradient that step)."""
+    """The initial parameters, and each step's gradients (None: no gradient that step), on
+    `pytest --device`, where the optimizer's parameters are put too."""
     p = case.params
     initial = [case[f"initial.{i}"] for i in range(p["count"])]
     grads = [
@@ -25,9 +26,10 @@ def _inputs(case) -> tuple[list[torch.Tensor], list[list[torch.Tensor | None]]]:
     return initial, grads
 
 
-def test_adamw(case, adapters, device):
+def test_adamw(case, adapters):
     p = case.params
     initial, grads = _inputs(case)
+    device = initial[0].device
     out = probes.adamw_trajectory(
         adapters, initial=initial, grads=grads, groups=p["groups"], device=str(device)
     )
@@ -54,7 +56,7 @@ def test_adamw(case, adapters, device):
     )  # fmt: skip
 
 
-def test_adamw_resumes_from_its_state_dict(case, adapters, device):
+def test_adamw_resumes_from_its_state_dict(case, adapters):
     """Halfway, the optimizer's `state_dict()` is saved and loaded into a fresh one, as a
     checkpoint does; the rest of the run must be the uninterrupted run's, bit for bit (the
     same operations on the same values)."""
@@ -66,7 +68,7 @@ def test_adamw_resumes_from_its_state_dict(case, adapters, device):
             initial=initial,
             grads=grads,
             groups=p["groups"],
-            device=str(device),
+            device=str(initial[0].device),
             resume_at=resume_at,
         )["trajectory"]
         for resume_at in (None, p["steps"] // 2)
