@@ -3,7 +3,9 @@
 1. Forward pass of the bundled `TransformerLM` against the fused-op implementation in
    `tests/evidence/fused.py` on the same weights: time (torch.utils.benchmark) and peak
    resident memory (each measured in a fresh process, so one does not inherit the other's
-   peak).
+   peak). On the CPU, or on the device `BENCH_DEVICE` names (`BENCH_DEVICE=cuda make
+   bench`): the same weights and ids, moved there, and the peak is then CUDA's allocated
+   memory where the device is a GPU. Every other row runs on the CPU.
 2. Start-up where people wait: one family (`pytest -k rope`,
    `pytest tests/families/test_rope.py`) and
    the everyday suite against `python -c "import torch"`, each with bytecode caching on (a
@@ -50,6 +52,11 @@ CONFIG = {
     "rope_theta": 10000.0,
 }
 BATCH = 4
+# Where the forward pass runs (the first two rows). On a GPU its peak is the memory CUDA
+# allocated: the process's resident memory would hold the CPU copy of the weights, not the
+# activations.
+DEVICE = os.environ.get("BENCH_DEVICE", "cpu")
+ON_CUDA = DEVICE.partition(":")[0] == "cuda"
 
 # The bundled model is written from scratch for readability; it may be this much slower
 # than fused kernels and use this much more memory before it counts as a regression.
@@ -110,9 +117,10 @@ def _setup(implementation: str):
     from tests.evidence import fused as fused_adapters
 
     torch.manual_seed(0)
-    model = TransformerLM(**CONFIG).eval()
+    # Drawn on the CPU and moved: every device runs the same weights on the same ids.
+    model = TransformerLM(**CONFIG).eval().to(DEVICE)
     weights = {k: v.detach() for k, v in model.state_dict().items()}
-    ids = torch.randint(0, CONFIG["vocab_size"], (BATCH, CONFIG["context_length"]))
+    ids = torch.randint(0, CONFIG["vocab_size"], (BATCH, CONFIG["context_length"])).to(DEVICE)
     if implementation == "bundled":
         return lambda: model(ids)
     return lambda: fused_adapters.run_transformer_lm(**CONFIG, weights=weights, in_indices=ids)
@@ -126,11 +134,15 @@ def measure_in_this_process(implementation: str) -> None:
     forward = _setup(implementation)
     with torch.no_grad():
         forward()  # warm-up, and every lazy allocation made once
+        # On a GPU the Timer waits for the queued kernels before each reading of the clock.
         timing = Timer("forward()", globals={"forward": forward}).blocked_autorange(min_run_time=3)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # ru_maxrss is in KiB on Linux: the whole process's peak (setup included), compared as is
-    # between the two implementations, which share the same setup.
-    print(timing.median, peak * 1024)
+    if ON_CUDA:
+        peak = torch.cuda.max_memory_allocated(DEVICE)
+    else:
+        # ru_maxrss is in KiB on Linux: the whole process's peak (setup included), compared as
+        # is between the two implementations, which share the same setup.
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(timing.median, peak)
 
 
 def _training_step(implementation: str):
@@ -325,7 +337,7 @@ def main() -> int:
             TIME_RATIO_TARGET,
         ),
         (
-            "peak RSS, bundled / fused",
+            f"peak {'CUDA memory' if ON_CUDA else 'RSS'}, bundled / fused",
             f"{bundled_mem / 2**20:.0f} MiB / {fused_mem / 2**20:.0f} MiB",
             bundled_mem / fused_mem,
             MEMORY_RATIO_TARGET,
@@ -364,7 +376,8 @@ def main() -> int:
                 target,
             )
         )
-    table = Table(title=f"make bench: TransformerLM {CONFIG}, batch {BATCH}, on the CPU")
+    forward = "" if DEVICE == "cpu" else f" (the forward pass on {DEVICE})"
+    table = Table(title=f"make bench: TransformerLM {CONFIG}, batch {BATCH}, on the CPU{forward}")
     for column in ("measure", "values", "ratio / excess", "target", "status"):
         table.add_column(column)
     missed = 0

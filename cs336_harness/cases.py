@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,10 @@ from safetensors.torch import load_file
 from cs336_harness.case_layout import CASES_NAME, case_table, case_tensors
 
 __all__ = ["CASES_NAME", "Case", "case_table", "load_case"]
+
+# The oracle's values among a case's tensors, by name: outputs (`expected`, AdamW's other
+# readings), gradients (`expected_grad.<name>`) and a model's sublayers (`trace.<name>.*`).
+ORACLE_PREFIXES = ("expected", "trace.")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,19 @@ class Case:
     @property
     def expected(self) -> torch.Tensor:
         return self.tensors["expected"]
+
+    def to(self, device: torch.device) -> Case:
+        """This case with its inputs and weights on `device`. The oracle's values
+        (`ORACLE_PREFIXES`) stay on the CPU, where every comparison is made; a tensor already
+        on `device` is kept, not copied (so on the CPU the case is unchanged)."""
+        return replace(
+            self,
+            tensors={
+                name: t if name.startswith(ORACLE_PREFIXES) else t.to(device)
+                for name, t in self.tensors.items()
+            },
+            weights={name: t.to(device) for name, t in self.weights.items()},
+        )
 
 
 @cache

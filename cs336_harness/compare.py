@@ -42,8 +42,10 @@ def assert_matches_oracle(
     """Fail the test unless `actual` has `expected`'s shape, the given dtype, and its values.
 
     `expected` is the oracle's float64 truth (stored as float32, see the generator). The check
-    is `|actual - expected| <= atol + rtol * |expected|` elementwise, done in float64 so the
-    comparison adds no rounding of its own. The failure message names the shape/dtype problem,
+    is `|actual - expected| <= atol + rtol * |expected|` elementwise, done in float64 on the
+    CPU so the comparison adds no rounding of its own. `actual` may be on any device, not
+    necessarily its inputs' (`pytest --device`): upstream does not ask for that, so it is
+    not scored. The failure message names the shape/dtype problem,
     or the largest absolute and relative errors, how many elements are off and where the worst
     one is (torch.testing's report), without a traceback through the harness.
     """

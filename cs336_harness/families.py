@@ -197,6 +197,11 @@ class Family:
     built_from: tuple[str, ...] = ()
     # The test module under tests/families/, where it is not test_<name>.
     test_module: str = ""
+    # Whether `pytest --device` puts its cases' inputs and weights on that device: not where
+    # no adapter takes them as tensors (a NumPy dataset, bytes, numbers), nor for the modules
+    # `get_transformer_lm`/`_block` build, which take no device and are judged where they
+    # are built, on the CPU (see tests/families/test_lm_module.py).
+    case_on_device: bool = True
 
     @property
     def module(self) -> str:
@@ -353,6 +358,7 @@ FAMILIES = (
         part=B,
         tolerance=TRANSFORMER_LM_PARAMETER_GRADIENTS,
         test_module="test_lm_module",
+        case_on_device=False,
     ),
     Family(
         "transformer_block_module",
@@ -361,6 +367,7 @@ FAMILIES = (
         points=1,
         part=B,
         test_module="test_lm_module",
+        case_on_device=False,
     ),
     Family(
         "silu",
@@ -451,6 +458,7 @@ FAMILIES = (
         points=1,
         part=T,
         tolerance=LEARNING_RATE_SCHEDULE,
+        case_on_device=False,
     ),
     Family(
         "gradient_clipping",
@@ -472,6 +480,7 @@ FAMILIES = (
         ),
         points=2,
         part=T,
+        case_on_device=False,
     ),
     Family(
         "checkpointing",
@@ -504,6 +513,7 @@ FAMILIES = (
         ),
         points=15,
         part=K,
+        case_on_device=False,
     ),
     Family(
         "tokenizer",
@@ -516,6 +526,7 @@ FAMILIES = (
         ),
         points=15,
         part=K,
+        case_on_device=False,
     ),
 )
 BY_NAME = {family.name: family for family in FAMILIES}

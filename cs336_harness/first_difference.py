@@ -7,6 +7,10 @@ the submission's own module (`get_transformer_lm` / `get_transformer_block`) on 
 weights and inputs with a forward hook on each of the SPEC's submodule names. Walking them in
 forward order, the first sublayer whose input or output departs from the oracle's (by the
 family's tolerance) is where the two part. All of it runs only once the test has failed.
+
+The module runs on the CPU whatever `pytest --device`: `get_transformer_lm` and
+`get_transformer_block` take no device, and the module families judge it where it is built
+(`Family.case_on_device`), so its input is handed over on the CPU.
 """
 
 from __future__ import annotations
@@ -190,7 +194,7 @@ def in_transformer_lm(adapters: Any, case: Case, *, rtol: float, atol: float) ->
             adapters,
             sizes=sizes,
             weights=case.weights,
-            in_indices=case["in_indices"],
+            in_indices=case["in_indices"].cpu(),
             names=model.names,
         ),
         rtol,
@@ -209,7 +213,7 @@ def in_transformer_block(adapters: Any, case: Case, *, rtol: float, atol: float)
             adapters,
             sizes={key: case.params[key] for key in BLOCK_SIZES},
             weights=case.weights,
-            in_features=case["in_features"],
+            in_features=case["in_features"].cpu(),
             names=model.names,
         ),
         rtol,

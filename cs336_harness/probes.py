@@ -410,22 +410,28 @@ def _fail_fast_if_not_implemented(module: ModuleType) -> None:
 
 @probe("run_save_checkpoint", "run_load_checkpoint")
 def checkpoint_resume(
-    module: ModuleType, seed: int, steps_before: int, steps_after: int, target: str
+    module: ModuleType,
+    seed: int,
+    steps_before: int,
+    steps_after: int,
+    target: str,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Train a small model with `torch.optim.AdamW` for `steps_before + steps_after` steps,
     once straight through and once saved after `steps_before` (to a path, or a file object
     when `target` is "file") and resumed in a fresh model and optimizer (initialised from
-    another seed) with the adapters. Returns both end states (model state dict, then the
-    optimizer's state tensors), the iteration `run_load_checkpoint` returned, and whether
-    saving wrote anything."""
+    another seed) with the adapters. The models and their data are on `device` (drawn on
+    the CPU, so every device starts from the same values). Returns both end states (model
+    state dict, then the optimizer's state tensors), the iteration `run_load_checkpoint`
+    returned, and whether saving wrote anything."""
     _fail_fast_if_not_implemented(module)
     generator = torch.Generator().manual_seed(seed)
     total = steps_before + steps_after
-    data = [(torch.randn(5, 8, generator=generator), torch.randn(5, 4, generator=generator))
-            for _ in range(total)]  # fmt: skip
+    data = [(torch.randn(5, 8, generator=generator).to(device),
+             torch.randn(5, 4, generator=generator).to(device)) for _ in range(total)]  # fmt: skip
 
     def fresh(init_seed: int) -> tuple[_CheckpointNet, torch.optim.Optimizer]:
-        model = _CheckpointNet(init_seed)
+        model = _CheckpointNet(init_seed).to(device)
         return model, torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
 
     model, optimizer = fresh(seed)

@@ -5,6 +5,10 @@
   session stops before collecting anything if a file there departs from its SHA-256 manifest.
 - `--typecheck` / `CS336_TYPECHECK=1`: every call into `cs336_basics` checks its jaxtyping
   annotations (`cs336_harness.typecheck`).
+- `--device` (default `cpu`): the torch device the cases' inputs and weights are put on
+  (`Case.to`, where the family's `case_on_device` says so), and the one tests without such
+  tensors hand to adapters that take a device (the `device` fixture). Outputs are compared
+  on the CPU, wherever they come back.
 - `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
   family's cases in `cases.json`; the family and a "not implemented" status are recorded in
   each test's `user_properties`, which JUnit XML reads. `family("rope", cases="backward")`
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from cs336_harness.adapter_loader import (
     Adapters,
@@ -44,6 +49,7 @@ TYPECHECK_ENV_VAR = "CS336_TYPECHECK"
 BACKWARD = "backward"
 _ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
+_DEVICE = pytest.StashKey[torch.device]()
 # A failing comparison's message opens with its likely cause (`cs336_harness/diagnosis/`);
 # `--rules` lists the implementation's forbidden uses of torch.nn (`cs336_harness/rules/`).
 pytest_plugins = ["cs336_harness.diagnosis.plugin", "cs336_harness.rules.plugin"]
@@ -85,6 +91,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="check every call into cs336_basics against its jaxtyping annotations "
         "(beartype, through jaxtyping's import hook; also $CS336_TYPECHECK=1)",
     )
+    group.addoption(
+        "--device",
+        default="cpu",
+        metavar="DEVICE",
+        help="torch device the adapters get the cases' inputs and weights on: cpu, cuda, "
+        "cuda:1, mps (default: cpu); outputs are compared on the CPU",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -98,12 +111,41 @@ def pytest_configure(config: pytest.Config) -> None:
     typecheck = os.environ.get(TYPECHECK_ENV_VAR, "")
     if typecheck not in ("", "0", "1"):
         raise pytest.UsageError(f"cs336: {TYPECHECK_ENV_VAR} must be 1 or 0, not {typecheck!r}")
+    config.stash[_DEVICE] = _chosen_device(config.getoption("--device"))
     # Before anything imports cs336_basics: the adapters at session start, and the bundled
     # package's own tests when they are collected.
     if config.getoption("--typecheck") or typecheck == "1":
         from cs336_harness.typecheck import ShapeChecks  # only when asked: beartype takes 0.2 s
 
         config.stash[_SHAPE_CHECKS] = ShapeChecks.install()
+
+
+def _chosen_device(name: str) -> torch.device:
+    """The device `--device name` names, as its tensors report it (`cuda` is `cuda:0`), so
+    that tests can compare it with the device of what an adapter returns. A name torch does
+    not know, or a device it cannot reach on this machine, is a usage error in one line,
+    before anything is collected. Only the backend named is asked: `cpu` never touches CUDA
+    (the grader's judge forks its children, where initialising CUDA would be unsafe)."""
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise pytest.UsageError(f"cs336: --device {name}: not a torch device ({error})") from None
+    missing = None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        missing = "CUDA"
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        missing = "MPS"
+    if missing is not None:
+        raise pytest.UsageError(
+            f"cs336: --device {name}: torch sees no {missing} device on this machine"
+        )
+    try:
+        return torch.empty(0, device=device).device
+    except Exception as error:  # cuda:3 on a machine with one GPU; a backend not built in
+        reason = (str(error).strip() or type(error).__name__).splitlines()[0]
+        raise pytest.UsageError(
+            f"cs336: --device {name}: torch cannot make a tensor there ({reason})"
+        ) from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -139,7 +181,9 @@ def pytest_report_header(config: pytest.Config) -> str:
     spec = resolve_spec(config.getoption("--adapters"), os.environ)
     fixtures = f"fixtures {config.stash[_FIXTURES]} (manifest verified)"
     checked = "; shapes checked (--typecheck)" if _SHAPE_CHECKS in config.stash else ""
-    return f"cs336: adapters {spec}; {fixtures}{checked}"
+    device = config.stash[_DEVICE]
+    on = f"; inputs on {device} (--device)" if device.type != "cpu" else ""
+    return f"cs336: adapters {spec}; {fixtures}{checked}{on}"
 
 
 def _family(node: pytest.Item | pytest.Function) -> str | None:
@@ -188,8 +232,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def case(request: pytest.FixtureRequest) -> Case:
-    """One stored case of the test's family: params, input tensors, weights and `expected`."""
-    return load_case(request.config.stash[_FIXTURES], _family(request.node), request.param)
+    """One stored case of the test's family: params, input tensors, weights and `expected`;
+    its inputs and weights on `--device` where the family takes them there."""
+    family = _family(request.node)
+    case = load_case(request.config.stash[_FIXTURES], family, request.param)
+    return case.to(request.config.stash[_DEVICE]) if BY_NAME[family].case_on_device else case
+
+
+@pytest.fixture(scope="session")
+def device(request: pytest.FixtureRequest) -> torch.device:
+    """The `--device` (default the CPU), for the tests whose cases hold no tensor that
+    `Case.to` puts there but that hand a device to an adapter or a probe: `get_batch`'s
+    argument, the checkpoint probe's model."""
+    return request.config.stash[_DEVICE]
 
 
 @pytest.fixture(scope="session")

@@ -86,11 +86,12 @@ def _is_forward_output(case: Case, expected: torch.Tensor) -> bool:
 
 def _attention_mask(case: Case):
     """The boolean mask a case passes to attention (`scaled_dot_product_attention`'s cases
-    hold one where their `mask` param is set), as NumPy; else None."""
+    hold one where their `mask` param is set), as NumPy; else None. An input, so on
+    `--device`."""
     mask = case.tensors.get("mask")
     if not case.params.get("mask") or mask is None or mask.dtype != torch.bool:
         return None
-    return mask.numpy()
+    return mask.cpu().numpy()
 
 
 def _diagnose(item: pytest.Item, mismatch: OracleMismatch) -> None:

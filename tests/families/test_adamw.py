@@ -16,7 +16,8 @@ pytestmark = pytest.mark.family("adamw")
 
 
 def _inputs(case) -> tuple[list[torch.Tensor], list[list[torch.Tensor | None]]]:
-    """The initial parameters, and each step's gradients (None: no gradient that step)."""
+    """The initial parameters, and each step's gradients (None: no gradient that step), on
+    `pytest --device`, where the optimizer's parameters are put too."""
     p = case.params
     initial = [case[f"initial.{i}"] for i in range(p["count"])]
     grads = [
@@ -28,12 +29,16 @@ def _inputs(case) -> tuple[list[torch.Tensor], list[list[torch.Tensor | None]]]:
 def test_adamw(case, adapters):
     p = case.params
     initial, grads = _inputs(case)
-    out = probes.adamw_trajectory(adapters, initial=initial, grads=grads, groups=p["groups"])
-    assert set(out["state_devices"]) <= {"cpu"}, (
-        f"optimizer state on {out['state_devices']}, but every parameter is on the CPU"
+    device = initial[0].device
+    out = probes.adamw_trajectory(
+        adapters, initial=initial, grads=grads, groups=p["groups"], device=str(device)
+    )
+    where = "the CPU" if device.type == "cpu" else str(device)
+    assert set(out["state_devices"]) <= {str(device)}, (
+        f"optimizer state on {out['state_devices']}, but every parameter is on {where}"
     )
     flat_steps = [torch.cat([q.reshape(-1) for q in step]) for step in out["trajectory"]]
-    trajectory = torch.stack(flat_steps)
+    trajectory = torch.stack(flat_steps).cpu()  # compared with the oracle's, on the CPU
 
     def distance(name: str) -> float:
         expected = case[name]
@@ -59,7 +64,12 @@ def test_adamw_resumes_from_its_state_dict(case, adapters):
     initial, grads = _inputs(case)
     runs = {
         resume_at: probes.adamw_trajectory(
-            adapters, initial=initial, grads=grads, groups=p["groups"], resume_at=resume_at
+            adapters,
+            initial=initial,
+            grads=grads,
+            groups=p["groups"],
+            device=str(initial[0].device),
+            resume_at=resume_at,
         )["trajectory"]
         for resume_at in (None, p["steps"] // 2)
     }

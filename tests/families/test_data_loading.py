@@ -19,7 +19,7 @@ pytestmark = pytest.mark.family("data_loading")
 SIGMAS = 7
 
 
-def _sample(case, adapters, device="cpu", calls=None):
+def _sample(case, adapters, device: str, calls=None):
     p = case.params
     return probes.get_batch_samples(
         adapters,
@@ -32,13 +32,17 @@ def _sample(case, adapters, device="cpu", calls=None):
     )
 
 
-def test_get_batch(case, adapters):
+def test_get_batch(case, adapters, device):
+    # The dataset stays a NumPy array (the family's case_on_device); the batch goes to
+    # `--device`, named as its tensors name it (`cuda:0`), which is what they must report.
     p, data = case.params, case["dataset"]
     context, first = p["context_length"], int(data[0])
-    out = _sample(case, adapters)
+    out = _sample(case, adapters, str(device))
     x, y = out["x"], out["y"]
     rows = p["calls"] * p["batch_size"]
-    assert out["devices"] == ["cpu"], f"asked for device 'cpu', got tensors on {out['devices']}"
+    assert out["devices"] == [str(device)], (
+        f"asked for device {str(device)!r}, got tensors on {out['devices']}"
+    )
     source = "the uint16 memmap" if p["memmap"] else f"the {data.dtype} array"
     assert out["dtypes"] == [str(torch.int64)], (
         f"x and y have dtype {' and '.join(out['dtypes'])}; token ids must be torch.long "

@@ -11,6 +11,11 @@ weights, and the LM's parameter gradients.
 
 Expected names and shapes are the case's weights' own (the generator checks them against
 the SPEC with the oracle); expected gradients are the oracle's.
+
+These tests run on the CPU whatever `pytest --device`: `get_transformer_lm` and
+`get_transformer_block` take no device, so the module is judged where it is built. Moving
+it would make the hardening test below (a plain tensor attribute, which `.to()` leaves
+behind) a condition of the contract tests (`Family.case_on_device`).
 """
 
 from typing import Any
