@@ -30,10 +30,13 @@ def load_checkpoint(
     src: PathOrFile, model: torch.nn.Module, optimizer: torch.optim.Optimizer
 ) -> int:
     """Restore ``model`` and ``optimizer`` from ``src`` (what `save_checkpoint` wrote) and
-    return the saved iteration. Tensors are mapped onto the device of the model's first
-    parameter; ``weights_only`` loading runs no code from the file."""
-    device = next(model.parameters(), torch.empty(0)).device
-    state = torch.load(src, map_location=device, weights_only=True)
+    return the saved iteration. The file is read onto the CPU and ``load_state_dict`` copies
+    each tensor to its place: the weights into the parameters, wherever they are, and the
+    optimizer's state to its parameter's device, but for the step count, which torch.optim
+    keeps on the CPU. A run resumed on a GPU so holds what one never stopped holds, where
+    mapping the file onto the GPU would leave the step count there. ``weights_only`` loading
+    runs no code from the file."""
+    state = torch.load(src, map_location="cpu", weights_only=True)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     return int(state["iteration"])
