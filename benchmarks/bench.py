@@ -5,7 +5,8 @@
    resident memory (each measured in a fresh process, so one does not inherit the other's
    peak). On the CPU, or on the device `BENCH_DEVICE` names (`BENCH_DEVICE=cuda make
    bench`): the same weights and ids, moved there, and the peak is then CUDA's allocated
-   memory where the device is a GPU. Every other row runs on the CPU.
+   memory where the device is a GPU. The training-step rows (5.) run there too; every other
+   row runs on the CPU.
 2. Start-up where people wait: one family (`pytest -k rope`,
    `pytest tests/families/test_rope.py`) and
    the everyday suite against `python -c "import torch"`, each with bytecode caching on (a
@@ -52,7 +53,7 @@ CONFIG = {
     "rope_theta": 10000.0,
 }
 BATCH = 4
-# Where the forward pass runs (the first two rows). On a GPU its peak is the memory CUDA
+# Where the forward pass and the training step run. On a GPU their peak is the memory CUDA
 # allocated: the process's resident memory would hold the CPU copy of the weights, not the
 # activations.
 DEVICE = os.environ.get("BENCH_DEVICE", "cpu")
@@ -154,14 +155,14 @@ def _training_step(implementation: str):
     from cs336_basics import AdamW, TransformerLM, cross_entropy
 
     torch.manual_seed(0)
-    model = TransformerLM(**CONFIG)
+    model = TransformerLM(**CONFIG).to(DEVICE)
     ids = torch.randint(0, CONFIG["vocab_size"], (BATCH, CONFIG["context_length"] + 1))
-    x, y = ids[:, :-1], ids[:, 1:]
+    x, y = ids[:, :-1].to(DEVICE), ids[:, 1:].to(DEVICE)
     hyper = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
     if implementation == "bundled":
         loss_fn, optimizer = cross_entropy, AdamW(model.parameters(), **hyper)
     else:
-        native = NativeLM(**CONFIG)
+        native = NativeLM(**CONFIG).to(DEVICE)
         native.load_state_dict(model.state_dict())
         with torch.no_grad():
             # The same function, or the comparison means nothing.
@@ -202,6 +203,17 @@ def measure_training_step_in_this_process(implementation: str, quantity: str) ->
 
         step()  # warm-up, and the optimizer state allocated once
         print(Timer("step()", globals={"step": step}).blocked_autorange(min_run_time=3).median)
+        return
+    if ON_CUDA:
+        import torch
+
+        # What the steps allocate beyond the weights and the batch, as CUDA's allocator
+        # counts it (the process's resident memory holds none of it).
+        before = torch.cuda.memory_allocated(DEVICE)
+        torch.cuda.reset_peak_memory_stats(DEVICE)
+        for _ in range(3):
+            step()
+        print(torch.cuda.max_memory_allocated(DEVICE) - before)
         return
     Path("/proc/self/clear_refs").write_text("5")
     before = _status_kib("VmRSS")
@@ -376,7 +388,7 @@ def main() -> int:
                 target,
             )
         )
-    forward = "" if DEVICE == "cpu" else f" (the forward pass on {DEVICE})"
+    forward = "" if DEVICE == "cpu" else f" (the forward pass and training step on {DEVICE})"
     table = Table(title=f"make bench: TransformerLM {CONFIG}, batch {BATCH}, on the CPU{forward}")
     for column in ("measure", "values", "ratio / excess", "target", "status"):
         table.add_column(column)

@@ -83,9 +83,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", default=DEFAULT_MODULES, help="adapters modules")
     parser.add_argument("--fixtures-dir", type=Path, default=DEFAULT_FIXTURES)
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="torch device the cases' inputs and weights go to, as `pytest --device` puts "
+        "them (cuda: how much of each tolerance a GPU's kernels use)",
+    )
     args = parser.parse_args(argv)
     modules = {spec: Adapters(spec) for spec in args.modules}
-    table = Table(title="max |error| and fraction of the tolerance used, per case")
+    table = Table(
+        title=f"max |error| and fraction of the tolerance used, per case, on {args.device}"
+    )
     table.add_column("family / case")
     for spec in modules:
         table.add_column(Path(spec).stem, justify="right")
@@ -97,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
             cells = []
             for adapters in modules.values():
                 case = load_case(args.fixtures_dir.resolve(), family, entry)
+                if registered(family).case_on_device:
+                    case = case.to(torch.device(args.device))
                 error, fraction = usage(case, test, adapters)
                 cells.append(f"{error:.1e}  {fraction:.3f}")
             table.add_row(f"{family} / {entry['id']}", *cells)
