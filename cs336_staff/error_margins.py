@@ -36,8 +36,10 @@ def usage(case, test, adapters: Adapters) -> tuple[float, float]:
     seen: list[tuple[float, float]] = []
 
     def measure(actual, expected, rtol, atol) -> None:
-        error = (actual.detach().double() - expected.double()).abs()
-        allowed = atol + rtol * expected.double().abs()
+        # On the CPU, in float64, wherever `--device` put the test's tensors.
+        actual, expected = actual.detach().cpu().double(), expected.detach().cpu().double()
+        error = (actual - expected).abs()
+        allowed = atol + rtol * expected.abs()
         fraction = torch.where(error == 0, 0.0, error / allowed).max().item()
         seen.append((error.max().item(), fraction))
 
