@@ -391,8 +391,8 @@ FAMILIES = (
         "layernorm",
         "LayerNorm",
         catches=(
-            "a missing mean subtraction, biased variance, eps placement and a hard-coded eps, "
-            "bf16/fp16 inputs"
+            "missing mean subtraction (rows with offsets), unbiased variance, eps placement, a "
+            "custom eps, bf16/fp16 computed in float32"
         ),
         points=1,
         part=B,
@@ -402,7 +402,7 @@ FAMILIES = (
     Family(
         "gelu",
         "GELU",
-        catches="exact (erf) vs tanh GELU on a dense grid, values up to ±90",
+        catches="exact vs tanh (they differ by up to 4.7e-4), ±90",
         points=1,
         part=B,
         tolerance=GELU,
@@ -411,7 +411,7 @@ FAMILIES = (
     Family(
         "positionwise_feedforward",
         "Position-wise feed-forward (GELU)",
-        catches="the two-matrix GELU FFN: w1/w2 roles, d_ff below d_model, leading dims",
+        catches="the exact-GELU two-matrix FFN (`w1.weight`, `w2.weight`), d_ff below d_model",
         points=1,
         part=B,
         tolerance=POSITIONWISE_FEEDFORWARD,
@@ -420,7 +420,11 @@ FAMILIES = (
     Family(
         "transformer_lm_from_config",
         "Transformer LM from config (variants)",
-        catches="every variant and ablation, by case id: `-k post_norm`, `-k nope`, `-k gpt2`",
+        catches=(
+            "every config option, one case each (`-k post_norm`, `-k nope`, `-k gpt2`, ...), the "
+            "upstream flags, dropout rates set (the adapter must evaluate), truncated inputs, an "
+            "error past the context"
+        ),
         points=3,
         part=B,
         tolerance=TRANSFORMER_LM_FROM_CONFIG,
