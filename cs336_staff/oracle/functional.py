@@ -253,7 +253,9 @@ def gelu_backward(x: ArrayLike, d_out: ArrayLike, approximate: str = "none") -> 
         t = np.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x**3))
         inner = _TANH_SCALE * (1.0 + 3.0 * _TANH_CUBIC * x**2)
         return {"x": d_out * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t**2) * inner)}
-    raise ValueError(f"gelu_backward: approximate must be 'none' or 'tanh', got {approximate!r}")
+    raise ValueError(
+        f"gelu_backward: approximate must be one of {_GELU_APPROXIMATIONS}, got {approximate!r}"
+    )
 
 
 def softmax(x: ArrayLike, dim: int) -> Array:
@@ -372,8 +374,11 @@ def feedforward_backward(
 ) -> Grads:
     """Of ``w2(act(w1 x))`` (as ``feedforward``). Returns ``x``, ``w1.weight``,
     ``w2.weight`` and the ``w*.bias`` given."""
-    if activation not in ("gelu", "silu"):
-        raise ValueError(f"feedforward_backward: activation gelu or silu, not {activation!r}")
+    if activation not in _FFN_ACTIVATIONS:
+        raise ValueError(
+            f"feedforward_backward: activation must be one of {_FFN_ACTIVATIONS}, "
+            f"got {activation!r}"
+        )
     x = f64(x)
     hidden_in = linear(x, w1, b1)
     if activation == "gelu":
