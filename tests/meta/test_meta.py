@@ -230,6 +230,16 @@ def test_wrong_module_is_caught_by_its_family(pytester, request, module):
     check_diagnoses(module.stem, reports, declared_mistakes(wrong), live, declared_shapes(wrong))
 
 
+def test_every_family_is_caught_by_some_wrong_module():
+    """Every family's tests can fail: some wrong module names the family in `CAUGHT_BY`,
+    which the test above proves on the stored fixtures (and `make sweep` on fresh draws),
+    so no family's tolerance is checked from one side only."""
+    modules = (importlib.import_module(f"tests.evidence.wrong.{path.stem}") for path in WRONG)
+    caught = frozenset().union(*(module.CAUGHT_BY for module in modules))
+    uncaught = sorted(set(BY_NAME) - caught)
+    assert not uncaught, f"no wrong module in tests/evidence/wrong/ fails {uncaught}: add one"
+
+
 # What a wrong module could change at import to reach families it does not name: the
 # harness, the tests, the reference package, and the parts of torch and numpy they call.
 SHARED_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch.testing",
