@@ -1,5 +1,6 @@
 """Tests of the tests: every deliberately wrong adapters module in `tests/evidence/wrong/`
-fails exactly the families it names in `CAUGHT_BY`, and both correct implementations (the
+fails exactly the families it names in `CAUGHT_BY`, every family is among some module's
+(so each family's tests are seen to fail), and both correct implementations (the
 from-scratch default and the fused-op one) pass every family.
 
 The diagnosis too: a wrong module's failures open with the line of the catalogued mistake
@@ -7,8 +8,8 @@ it names in `DIAGNOSED_AS` (an id, or a set of ids) and no other module's are bl
 mistake; every mistake in the catalog is proved by a wrong module in each of its families;
 and no mistake's output matches a correct one on any stored case. A failure that no mistake
 matches opens with its error's shape, of the kind (`error_shape.KINDS`) the module names in
-`ERROR_SHAPE` (a kind, or a set of kinds, each of which some failure shows) where it names
-one.
+`ERROR_SHAPE` (a kind, or a set of kinds, each of which but `generic` some failure shows)
+where it names one.
 
 Each run is in-process (pytester). A correct module runs the whole component suite; a wrong
 one runs the test files that ask for an adapter it defines differently from the correct
