@@ -92,10 +92,9 @@ def main(argv: list[str] | None = None) -> None:
         "them (cuda: how much of each tolerance a GPU's kernels use)",
     )
     args = parser.parse_args(argv)
+    device = torch.device(args.device)
     modules = {spec: Adapters(spec) for spec in args.modules}
-    table = Table(
-        title=f"max |error| and fraction of the tolerance used, per case, on {args.device}"
-    )
+    table = Table(title=f"max |error| and fraction of the tolerance used, per case, on {device}")
     table.add_column("family / case")
     for spec in modules:
         table.add_column(Path(spec).stem, justify="right")
@@ -108,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
             for adapters in modules.values():
                 case = load_case(args.fixtures_dir.resolve(), family, entry)
                 if registered(family).case_on_device:
-                    case = case.to(torch.device(args.device))
+                    case = case.to(device)
                 error, fraction = usage(case, test, adapters)
                 cells.append(f"{error:.1e}  {fraction:.3f}")
             table.add_row(f"{family} / {entry['id']}", *cells)

@@ -18,7 +18,6 @@ from cs336_staff.fixturegen.reference_model import (
 )
 from cs336_staff.fixturegen.weights import block_weights, lm_weights
 from cs336_staff.fixturegen.writer import FixtureSet
-from cs336_staff.oracle import transformer_lm_backward
 from cs336_staff.oracle.model import (
     Sublayers,
     transformer_block_sublayers,
@@ -142,7 +141,7 @@ def add_modules(fs: FixtureSet) -> None:
         ids = rng.integers(0, config["vocab_size"], (2, config["context_length"]))
         ids[1, -1] = ids[0, 0]  # a repeated id: its embedding row's gradient is a sum
         projection = normal(rng, *ids.shape, config["vocab_size"])
-        grads = transformer_lm_backward(config, weights, ids, projection)
+        grads = oracle.transformer_lm_backward(config, weights, ids, projection)
         fs.add(
             "transformer_lm_module",
             case_id,
