@@ -2,7 +2,8 @@
 
 Each cell builds a throwaway environment in a temporary directory from an interpreter
 already on this machine (uv downloads none), runs `pytest` there (the default selection)
-against this working tree, and deletes it; the locked `.venv` is never touched. A table of
+and the grader's self-check (`cs336-grade`, sandboxed, full marks required) against this
+working tree, and deletes it; the locked `.venv` is never touched. A table of
 the cells, their verdicts and times closes the run; the exit status is 1 when any failed.
 
     uv run python .ci/matrix.py                   # every cell
@@ -57,6 +58,7 @@ class Outcome:
     versions: tuple[str, str, str] = ("?", "?", "?")  # Python, torch, numpy
     setup_s: float = 0.0
     suite_s: float = 0.0
+    grade_s: float = 0.0
 
 
 def uv_env() -> dict[str, str]:
@@ -134,15 +136,37 @@ def run_cell(uv: str, cell: Cell, venv: Path) -> tuple[Outcome, str]:
     lines = done.stdout.strip().splitlines()
     summary = lines[-1].strip("= ") if lines else f"pytest exited {done.returncode}"
     outcome.verdict = ("pass: " if done.returncode == 0 else "FAIL: ") + summary.split(" in ")[0]
-    return outcome, "" if done.returncode == 0 else done.stdout + done.stderr
+    if done.returncode != 0:
+        return outcome, done.stdout + done.stderr
+    return self_check(outcome, venv, env)
+
+
+def self_check(outcome: Outcome, venv: Path, env: dict[str, str]) -> tuple[Outcome, str]:
+    """The grader's self-check in the cell, sandbox and all, at full marks: the sandboxed
+    worker imports this torch where the suite does not look (torch 2.11's torch._dynamo
+    asked the worker, a user no passwd file lists, for its name: every submission scored 0
+    while the suite passed)."""
+    if shutil.which("bwrap") is None:
+        outcome.verdict += "; no self-check (no bwrap on PATH)"
+        return outcome, ""
+    started = time.monotonic()
+    grade = [str(venv / "bin" / "python"), "-m", "cs336_harness.grading", "--fail-under", "100",
+             "--out", str(venv.parent / "self-check")]  # fmt: skip
+    done = subprocess.run(grade, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    outcome.grade_s = time.monotonic() - started
+    if done.returncode != 0:
+        outcome.verdict = f"FAIL: cs336-grade self-check (exit {done.returncode})"
+        return outcome, done.stdout + done.stderr
+    outcome.verdict += "; self-check full marks"
+    return outcome, ""
 
 
 def table(outcomes: list[Outcome]) -> str:
     """One row per cell, columns aligned."""
-    header = ("cell", "python", "torch", "numpy", "result", "setup", "suite", "what")
+    header = ("cell", "python", "torch", "numpy", "result", "setup", "suite", "grade", "what")
     rows = [header]
     for o in outcomes:
-        times = (f"{o.setup_s:.1f} s", f"{o.suite_s:.1f} s")
+        times = (f"{o.setup_s:.1f} s", f"{o.suite_s:.1f} s", f"{o.grade_s:.1f} s")
         rows.append((o.cell.name, *o.versions, o.verdict, *times, o.cell.about))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ("  ".join(f"{v:<{w}}" for v, w in zip(row, widths, strict=True)) for row in rows)

@@ -68,6 +68,11 @@ ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
+# Who the sandboxed worker says it is. Its user id has no entry in any passwd file it can
+# see (there is no /etc), so getpass.getuser() must find a name here: torch 2.11's
+# `import torch._dynamo` asks for one (the user's compile cache directory), and without it
+# no worker could start, which scored every submission 0.
+IDENTITY = {"USER": "cs336-worker", "LOGNAME": "cs336-worker"}
 
 
 def site_packages() -> list[str]:
@@ -230,7 +235,7 @@ class Sandbox:
             "--clearenv",
         ]  # fmt: skip
         path = os.pathsep.join([HARNESS_MOUNT, *self.site])
-        for name, value in (ENV | {"PYTHONPATH": path}).items():
+        for name, value in (ENV | IDENTITY | {"PYTHONPATH": path}).items():
             command += ["--setenv", name, value]
         if self._as_root():
             uid = str(self.uid_base + lane)

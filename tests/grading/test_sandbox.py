@@ -19,7 +19,7 @@ LIMITS = Limits(processes=16)
 
 # Run inside the sandbox: a report of the worker's world, as JSON.
 PROBE = """
-import json, os, socket, sys
+import getpass, json, os, socket, sys
 def can(action):
     try:
         action()
@@ -42,6 +42,7 @@ def forks():
 status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
 print(json.dumps({
     "uid": os.getuid(),
+    "user": getpass.getuser(),
     "root": sorted(os.listdir("/")),
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "capabilities": status["CapEff"].strip(),
@@ -87,6 +88,8 @@ def _assert_confined(world: dict, sandbox: Sandbox) -> None:
     """Only the system, the Python environment (its top directory, e.g. /root for a pyenv
     Python) and the two mounts are there: nothing else of the host's file system."""
     assert world["uid"] != 0
+    # A name, though no passwd file lists the uid: libraries ask (torch._dynamo's import).
+    assert world["user"] == "cs336-worker"
     environment = {Path(p).parts[1] for p in sandbox.mounts}
     assert BASE <= set(world["root"]) <= BASE | environment
     assert len(world["pids"]) <= 3  # bwrap's init, the probe (and setpriv's exec of it)
