@@ -268,6 +268,21 @@ def _report(
     for line in info.lines():
         console.print(line, markup=False, soft_wrap=True)
     console.print(f"reports in {args.out}: {', '.join(written)}", markup=False, soft_wrap=True)
+    unstarted = [r for r in graded if any(t.host_failure for t in r.tests)]
+    if unstarted:
+        first = next(t.message for t in unstarted[0].tests if t.host_failure)
+        names = ", ".join(r.name for r in unstarted[:5]) + (", ..." if len(unstarted) > 5 else "")
+        # Not the submissions' failure, so no verdict on them: the reports hold a 0 that must
+        # not stand, and the exit status says so to whatever reads it.
+        errors.print(
+            Text.assemble(
+                ("cs336-grade: not graded, this host failed: ", "bold red"),
+                f"{len(unstarted)} of {len(graded)} submissions ({names}): {first}. Their "
+                "reports score it 0; fix the host (the message says how it failed), then grade "
+                "them again",
+            )
+        )
+        return EXIT_GRADER_ERROR
     if args.fail_under is not None:
         below = [r.submission.name for r in results if r.percent < args.fail_under]
         if below:

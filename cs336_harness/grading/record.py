@@ -84,6 +84,7 @@ def read_record(path: Path) -> RunRecord:
                     details=clean(str(event.get("details", "")), DETAILS_CHARS, multiline=True),
                     duration=float(event.get("duration", 0.0)),
                     load_sensitive=event.get("load_sensitive") is True,
+                    host_failure=event.get("host_failure") is True,
                 )
                 record.finished[test.nodeid] = test
                 record.called[test.nodeid] = read_called(event.get("called"))

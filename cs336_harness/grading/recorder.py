@@ -23,6 +23,8 @@ from cs336_harness.grading.remote import (
     BadReply,
     LoadSensitiveTimeout,
     RemoteAdapters,
+    WorkerBootFailure,
+    WorkerBootTimeout,
     WorkerCrash,
     WorkerTimeout,
 )
@@ -148,7 +150,10 @@ class Recorder:
             verdict["message"] = _message(call, report)
             excinfo = call.excinfo
             verdict["load_sensitive"] = excinfo is not None and excinfo.errisinstance(
-                LoadSensitiveTimeout
+                (LoadSensitiveTimeout, WorkerBootFailure)
+            )
+            verdict["host_failure"] = excinfo is not None and excinfo.errisinstance(
+                (WorkerBootFailure, WorkerBootTimeout)
             )
             verdict["details"] = report.longreprtext[:DETAILS_CHARS]
         return report

@@ -11,6 +11,7 @@ worker becomes one test's failure:
 | the adapter raises                    | gets `SubmissionRaised` (an `Exception`)   |
 | it changed a tensor argument in place | fails, naming it (`inputs_unchanged`)      |
 | missing, or NotImplementedError       | fails "not implemented: run_x" (→ where)   |
+| it cannot start (no code of its ran)  | fails, marked as the host's failure        |
 | importing the adapters fails or hangs | fails, and so does every later call        |
 | past its CPU time or wall-clock cap   | times out; the worker is killed            |
 | the worker dies                       | crashes; the next call starts a new worker |
@@ -49,9 +50,11 @@ from cs336_harness.not_implemented import message as not_implemented
 from cs336_harness.probes import needs_of
 from cs336_harness.rules.called import CALLED_MAX, CALLED_SITES, CallSite, read_called
 
-# How an allocation past RLIMIT_DATA reads: Python's, and torch's CPU allocator's.
-MEMORY_SIGNS = ("MemoryError", "can't allocate memory")
+# How an allocation past RLIMIT_DATA reads: Python's, torch's CPU allocator's, and the
+# dynamic loader's (a library whose segments no longer fit).
+MEMORY_SIGNS = ("MemoryError", "can't allocate memory", "failed to map segment")
 LOG_TAIL = 4000
+BOOT_FAILED = "the worker could not start, before any of the submission's code had run"
 
 
 class WorkerTimeout(Failed):
@@ -61,6 +64,17 @@ class WorkerTimeout(Failed):
 class LoadSensitiveTimeout(WorkerTimeout):
     """A time-out that load alone could cause: a call's wall-clock cap, or a worker that did
     not start in time (no submission code had run yet)."""
+
+
+class WorkerBootTimeout(LoadSensitiveTimeout):
+    """The worker did not boot in time: graded again alone when load may explain it, and
+    else the host's failure, as `WorkerBootFailure`."""
+
+
+class WorkerBootFailure(AdapterImportFailure):
+    """The worker died or broke the protocol before it booted: none of the submission's code
+    had run, so the failure is the host's (its sandbox, its Python, its limits), and the
+    grader reports it as such rather than as the submission's."""
 
 
 class WorkerCrash(Failed):
@@ -93,8 +107,10 @@ def _exit_description(returncode: int | None) -> str:
     return f"exited with code {returncode}"
 
 
-def _fatal_line(log: Path) -> str:
-    """The interpreter's last word, e.g. "Fatal Python error: Aborted", if it left one."""
+def _fatal_line(log: Path, last_words: bool = False) -> str:
+    """The interpreter's last word, e.g. "Fatal Python error: Aborted", if it left one; with
+    `last_words`, else the log's last line (a worker that died booting: the host's output,
+    such as a traceback's exception line)."""
     try:
         with log.open("rb") as f:
             f.seek(max(0, log.stat().st_size - LOG_TAIL))
@@ -103,6 +119,8 @@ def _fatal_line(log: Path) -> str:
         return ""
     marker = "Fatal Python error"
     lines = [ln[ln.index(marker) :].strip() for ln in tail.splitlines() if marker in ln]
+    if not lines and last_words:
+        lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
     return f" ({lines[-1][:200]})" if lines else ""
 
 
@@ -176,8 +194,9 @@ class RemoteAdapters:
             self._on_exit(worker)
             worker.release()
 
-    def _died(self) -> str:
-        """Reap a worker that closed its pipe; how it ended, for a message."""
+    def _died(self, last_words: bool = False) -> str:
+        """Reap a worker that closed its pipe; how it ended, for a message (`last_words`:
+        with the log's last line, for a worker that died booting)."""
         assert self.worker is not None
         try:
             returncode = self.process.wait(timeout=5)
@@ -190,7 +209,7 @@ class RemoteAdapters:
                 f"({format_size(self.limits.memory)}), and the kernel stopped them"
             )
         self.close()
-        return f"{how}{_fatal_line(self.log)}"
+        return f"{how}{_fatal_line(self.log, last_words)}"
 
     def _receive(self, deadline: Deadline) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -261,13 +280,13 @@ class RemoteAdapters:
                 f"the worker did not start within {BOOT_WALL:g} s (no submission code had run: "
                 "the host was too busy)"
             )
-            raise self._fail_import(LoadSensitiveTimeout(message, pytrace=False)) from None
+            raise self._fail_import(WorkerBootTimeout(message, pytrace=False)) from None
         except Closed:
-            message = f"the worker could not start: it {self._died()}"
-            raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
+            message = _raised_message(BOOT_FAILED, f"it {self._died(last_words=True)}", self.limits)
+            raise self._fail_import(WorkerBootFailure(message, pytrace=False)) from None
         except ProtocolError as error:
-            message = f"the worker could not start: {error}"
-            raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
+            message = f"{BOOT_FAILED}: {error}"
+            raise self._fail_import(WorkerBootFailure(message, pytrace=False)) from None
         self._booted = True
         self._await_import()
 

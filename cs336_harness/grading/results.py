@@ -58,6 +58,9 @@ class GradedTest:
     # A time-out that load could have caused: the wall-clock cap of a call, or a worker that
     # did not start (a call's CPU time does not depend on what runs beside it).
     load_sensitive: bool = False
+    # The worker could not start before any of the submission's code ran: the host failed,
+    # not the submission (the run ends with an error, `cli`).
+    host_failure: bool = False
 
     @property
     def name(self) -> str:

@@ -43,9 +43,10 @@ def grade(root: Path, options: list[str]) -> int:
     """Grade `root`/submission into `root`/results/results.json; cs336-grade's exit status.
 
     A submission whose files are not at its top level gets a score of 0 and a message that
-    says why. When the grader itself cannot run (exit 2, its reason on stderr), no
-    results.json is written: Gradescope then shows staff an autograder failure, not a
-    score of 0 the student did not earn."""
+    says why. When the grader itself cannot run, or the submission's worker could not
+    start before any of its code ran (exit 2, the reason on stderr), no results.json is
+    written: Gradescope then shows staff an autograder failure, not a score of 0 the
+    student did not earn."""
     submission, results = root / "submission", root / "results"
     results.mkdir(parents=True, exist_ok=True)
     if not is_submission(submission):
@@ -56,7 +57,7 @@ def grade(root: Path, options: list[str]) -> int:
         # Naming a submission draws fresh inputs; the rubric is this package's own.
         status = cli.main([str(submission), "--out", out, *options])
         report = Path(out) / "results.json"
-        if report.is_file():
+        if report.is_file() and status != cli.EXIT_GRADER_ERROR:
             shutil.copyfile(report, results / "results.json")
             # The grader named its own directory, which is gone: say where the report is.
             print(f"results.json copied to {results}", flush=True)

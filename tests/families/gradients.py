@@ -77,7 +77,7 @@ def assert_input_gradients(
         )
     for name, grad in expected.items():
         assert_matches_oracle(
-            result["grads"][name], grad, dtype=torch.float32, what=f"the gradient wrt {name}",
+            result["grads"][name], grad, dtype=torch.float32, what=f"the gradient wrt `{name}`",
             **tolerance,
         )  # fmt: skip
     missing = [label for label, g in zip(labels, result["parameter_grads"], strict=True)
@@ -94,7 +94,7 @@ def assert_input_gradients(
     for label, (_, _, name), grad in zip(labels, weights, result["parameter_grads"], strict=True):
         assert_matches_oracle(
             grad, case[f"{EXPECTED}{name}"], dtype=torch.float32,
-            what=f"the gradient wrt the weight {label}", **tolerance,
+            what=f"the gradient wrt the weight `{label}`", **tolerance,
         )  # fmt: skip
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from cs336_harness.grading import cli
+from cs336_harness.grading import run_autograder as run_autograder_module
 from cs336_harness.grading.autograder import build
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.handout import export
@@ -222,3 +224,19 @@ def test_a_handout_builds_no_package(tmp_path: Path):
     with pytest.raises(GraderError, match=r"has no cs336_staff, data/shakespeare_tragedies\.txt"):
         build(tmp_path / "autograder.zip", DEFAULT_RUBRIC, [], repo=tmp_path / "handout")
     assert not (tmp_path / "autograder.zip").exists()
+
+
+def test_a_host_failure_writes_no_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A run that wrote its reports but ended with exit 2 (a worker that could not start
+    before any submission code ran scores 0 there): run_autograder leaves no results.json,
+    so Gradescope shows staff a failure, not that 0."""
+
+    def main(argv: list[str]) -> int:
+        out = Path(argv[argv.index("--out") + 1])
+        (out / "results.json").write_text('{"score": 0}')
+        return cli.EXIT_GRADER_ERROR
+
+    synthetic.write_submission(tmp_path / "submission", synthetic.CORRECT)
+    monkeypatch.setattr(cli, "main", main)
+    assert run_autograder_module.grade(tmp_path, []) == cli.EXIT_GRADER_ERROR
+    assert not (tmp_path / "results" / "results.json").exists()

@@ -54,3 +54,22 @@ def test_the_grader_imports_no_torch():
     check = "import sys, cs336_harness.grading.cli; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_worker_that_cannot_start_is_the_hosts_failure_not_a_grade(tmp_path: Path):
+    """A memory limit too small to import torch stops every worker before any submission
+    code runs: the run exits 2 and names the submissions to grade again, and each report
+    says why its tests errored (a 0 there must not stand)."""
+    root = tmp_path / "class"
+    for name in ("alice", "bob"):
+        synthetic.write_submission(root / name, synthetic.CORRECT)
+    run = grade(root, "--stored-inputs", "--memory-limit=40M", out=tmp_path / "out")
+    assert run.returncode == 2, run.stderr
+    assert "not graded, this host failed: 2 of 2 submissions (alice, bob)" in run.stderr
+    for name in ("alice", "bob"):
+        tests = run.results(name)["tests"]
+        assert all("before any of the submission's code had run" in t["output"] for t in tests)
+        # The worker's last words say how it failed: torch's libraries could not be mapped,
+        # which the limit explains.
+        assert "failed to map segment" in tests[0]["output"], tests[0]["output"]
+        assert tests[0]["output"].endswith("(memory limit: 40 MiB)"), tests[0]["output"]
