@@ -18,7 +18,7 @@ typecheck:  ## the everyday suite, every call into cs336_basics checked against 
 meta:  ## tests of the tests: every wrong module caught, both correct ones pass
 	$(UV) run pytest -m meta
 
-matrix:  ## the suite on Python 3.11-3.13, torch 2.6-2.15, each in a throwaway env [CELLS="py3.12 ..."]
+matrix:  ## the suite and the sandboxed self-check on Python 3.11-3.13, torch 2.6-2.15, each in a throwaway env [CELLS="py3.12 ..."]
 	$(UV) run python .ci/matrix.py $(CELLS)
 
 SEEDS ?= 50
