@@ -107,19 +107,20 @@ def _exit_description(returncode: int | None) -> str:
     return f"exited with code {returncode}"
 
 
-def _fatal_line(log: Path, last_words: bool = False) -> str:
-    """The interpreter's last word, e.g. "Fatal Python error: Aborted", if it left one; with
-    `last_words`, else the log's last line (a worker that died booting: the host's output,
-    such as a traceback's exception line)."""
+def _fatal_line(log: Path, booting_from: int | None = None) -> str:
+    """The interpreter's last word, e.g. "Fatal Python error: Aborted", if it left one. For a
+    worker that died booting, `booting_from` is where the log stood when it started: what it
+    wrote since is the host's output, none of the submission's, and its last line (such as a
+    traceback's exception line) is the word instead."""
     try:
         with log.open("rb") as f:
-            f.seek(max(0, log.stat().st_size - LOG_TAIL))
+            f.seek(max(booting_from or 0, log.stat().st_size - LOG_TAIL))
             tail = f.read().decode(errors="replace")
     except OSError:
         return ""
     marker = "Fatal Python error"
     lines = [ln[ln.index(marker) :].strip() for ln in tail.splitlines() if marker in ln]
-    if not lines and last_words:
+    if not lines and booting_from is not None:
         lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
     return f" ({lines[-1][:200]})" if lines else ""
 
@@ -155,6 +156,8 @@ class RemoteAdapters:
         self.worker: Worker | None = None
         self._started = 0
         self._booted = False
+        # Where the log ended when the current worker started: past it, its own output.
+        self._log_from = 0
         # What the submission's calls used so far: CPU seconds, and wall-clock seconds.
         self.cpu_spent = 0.0
         self.wall_spent = 0.0
@@ -173,6 +176,7 @@ class RemoteAdapters:
     def start(self) -> None:
         """Start a worker now, so that it boots while the tests are collected."""
         if self.worker is None and self._import_failure is None:
+            self._log_from = self.log.stat().st_size if self.log.exists() else 0
             self.worker = self._start_worker(self._started)
             self._started += 1
             assert self.process.stdin is not None
@@ -194,9 +198,9 @@ class RemoteAdapters:
             self._on_exit(worker)
             worker.release()
 
-    def _died(self, last_words: bool = False) -> str:
-        """Reap a worker that closed its pipe; how it ended, for a message (`last_words`:
-        with the log's last line, for a worker that died booting)."""
+    def _died(self, booting: bool = False) -> str:
+        """Reap a worker that closed its pipe; how it ended, for a message (`booting`: it
+        died before it booted, and its own last line in the log says how)."""
         assert self.worker is not None
         try:
             returncode = self.process.wait(timeout=5)
@@ -209,7 +213,7 @@ class RemoteAdapters:
                 f"({format_size(self.limits.memory)}), and the kernel stopped them"
             )
         self.close()
-        return f"{how}{_fatal_line(self.log, last_words)}"
+        return f"{how}{_fatal_line(self.log, self._log_from if booting else None)}"
 
     def _receive(self, deadline: Deadline) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -282,7 +286,7 @@ class RemoteAdapters:
             )
             raise self._fail_import(WorkerBootTimeout(message, pytrace=False)) from None
         except Closed:
-            message = _raised_message(BOOT_FAILED, f"it {self._died(last_words=True)}", self.limits)
+            message = _raised_message(BOOT_FAILED, f"it {self._died(booting=True)}", self.limits)
             raise self._fail_import(WorkerBootFailure(message, pytrace=False)) from None
         except ProtocolError as error:
             message = f"{BOOT_FAILED}: {error}"
