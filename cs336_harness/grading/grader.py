@@ -28,7 +28,6 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -39,7 +38,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from cs336_harness.grading import cgroups
+from cs336_harness.grading import cgroups, interpreter
 from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
@@ -47,7 +46,7 @@ from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
-from cs336_harness.grading.sandbox import ENV, Sandbox, site_packages
+from cs336_harness.grading.sandbox import ENV, Sandbox
 from cs336_harness.grading.trusted import Bundle, remove_tree
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
@@ -120,9 +119,11 @@ class Lane:
     """One judge process (`judge.py`) and the index that gives its workers their user id and
     their cgroups; `lanes` of them share the host."""
 
-    def __init__(self, index: int, bundle: Bundle, groups: Cgroups, lanes: int):
+    def __init__(self, index: int, bundle: Bundle, groups: Cgroups, lanes: int, home: Path):
         self.index = index
         self.bundle = bundle
+        # The judge's working directory: the run's private one, never the temp directory.
+        self.home = home
         self.process: subprocess.Popen[str] | None = None
         self._procs = [str(d / "cgroup.procs") for d in groups.judge(index)]
         self._cpus = None if groups.enabled else cgroups.lane_cpus(index, lanes)
@@ -134,17 +135,16 @@ class Lane:
             os.sched_setaffinity(0, self._cpus)
 
     def _start(self) -> subprocess.Popen[str]:
-        path = [str(self.bundle.trusted), *site_packages()]
         env = {k: v for k, v in ENV.items() if k not in ("HOME", "TMPDIR")}
-        env |= {"PYTHONPATH": os.pathsep.join(path), "PATH": os.environ.get("PATH", ENV["PATH"])}
+        env |= {"PATH": os.environ.get("PATH", ENV["PATH"])}
         return subprocess.Popen(
-            [sys.executable, "-S", "-m", "cs336_harness.grading.judge"],
+            interpreter.command("cs336_harness.grading.judge"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-            env=env,
-            cwd=tempfile.gettempdir(),
+            env=interpreter.environment([str(self.bundle.trusted)], env),
+            cwd=self.home,
             start_new_session=True,  # killing its group ends its pytest child too
             preexec_fn=self._confine,
         )
@@ -193,7 +193,7 @@ class Grader:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cgroups = groups or Cgroups(unavailable="not asked for")
-        self.lanes = [Lane(i, bundle, self.cgroups, jobs) for i in range(jobs)]
+        self.lanes = [Lane(i, bundle, self.cgroups, jobs, workroot) for i in range(jobs)]
         self._free: queue.SimpleQueue[Lane] = queue.SimpleQueue()
         for lane in self.lanes:
             self._free.put(lane)

@@ -1,6 +1,6 @@
 """The judge: the trusted process that runs the tests on one submission at a time.
 
-`python -S -m cs336_harness.grading.judge` is started once per grading lane (`-j`) by the
+`python -P -S -m cs336_harness.grading.judge` is started once per grading lane (`-j`) by the
 grader (`grader.Lane`). It imports torch, pytest and the harness once, then reads one job
 per line on stdin, `{"args": [...pytest arguments...], "log": PATH}`: for each it forks a
 child that runs pytest with those arguments, its output going to PATH, and answers with

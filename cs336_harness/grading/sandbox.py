@@ -31,13 +31,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.grading import cgroups
+from cs336_harness.grading import cgroups, interpreter
 from cs336_harness.grading.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.interpreter import site_packages
 from cs336_harness.grading.limits import Limits, apply_rlimits
 from cs336_harness.grading.timekeeping import process_tree_cpu_seconds
 
@@ -73,12 +73,6 @@ ENV = {
 # `import torch._dynamo` asks for one (the user's compile cache directory), and without it
 # no worker could start, which scored every submission 0.
 IDENTITY = {"USER": "cs336-worker", "LOGNAME": "cs336-worker"}
-
-
-def site_packages() -> list[str]:
-    """Where the environment's packages are (torch, pytest, ...): on every import path."""
-    paths = sysconfig.get_paths()
-    return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
 def python_paths() -> list[str]:
@@ -205,7 +199,7 @@ class Sandbox:
         private tmpfs to bind as /tmp (else bwrap makes one bounded in bytes only),
         `worker_args` follow the adapters' path."""
         adapters = "tests/adapters.py"
-        worker = [sys.executable, "-S", "-m", WORKER_MODULE]
+        worker = interpreter.command(WORKER_MODULE)
         if not self.enabled:
             return [*worker, str(submission / adapters), *worker_args]
         bwrap = shutil.which("bwrap")
@@ -234,8 +228,9 @@ class Sandbox:
             "--new-session",
             "--clearenv",
         ]  # fmt: skip
-        path = os.pathsep.join([HARNESS_MOUNT, *self.site])
-        for name, value in (ENV | IDENTITY | {"PYTHONPATH": path}).items():
+        for name, value in interpreter.environment(
+            [HARNESS_MOUNT], ENV | IDENTITY, self.site
+        ).items():
             command += ["--setenv", name, value]
         if self._as_root():
             uid = str(self.uid_base + lane)
@@ -248,11 +243,13 @@ class Sandbox:
             command += ["--unshare-user", "--cap-drop", "ALL", "--"]
         return [*command, *worker, f"{SUBMISSION_MOUNT}/{adapters}", *worker_args]
 
-    def environment(self, harness: Path) -> dict[str, str] | None:
-        """The worker's environment outside the sandbox (inside, bwrap sets it)."""
+    def environment(self, harness: Path, home: Path) -> dict[str, str] | None:
+        """The worker's environment outside the sandbox (inside, bwrap sets it), `home` its
+        private home, temp and working directory."""
         if self.enabled:
             return None
-        return ENV | {"PYTHONPATH": os.pathsep.join([str(harness), *self.site])}
+        private = {"HOME": str(home), "TMPDIR": str(home)}
+        return interpreter.environment([str(harness)], ENV | private, self.site)
 
     def start(
         self,
@@ -275,6 +272,10 @@ class Sandbox:
         tmp = log.parent / f"worker-tmp-{serial}" if self.private_tmp else None
         if tmp is not None:
             tmp.mkdir(exist_ok=True)
+        # Unconfined, the worker's working directory is one of its own, not the host's /tmp.
+        home = log.parent / f"worker-home-{serial}"
+        if not self.enabled:
+            home.mkdir(mode=0o700, exist_ok=True)
 
         def prepare() -> None:
             cgroups.join(procs)
@@ -290,8 +291,8 @@ class Sandbox:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
-                cwd="/tmp",
-                env=self.environment(harness),
+                cwd="/tmp" if self.enabled else home,
+                env=self.environment(harness, home),
                 start_new_session=True,
                 preexec_fn=prepare,
             )
@@ -321,8 +322,8 @@ def check_sandbox(sandbox: Sandbox, harness: Path, limits: Limits) -> None:
         tmp.mkdir(exist_ok=True)
     command = sandbox.command(harness, probe, 0, limits, tmp)
     # Everything up to the interpreter, then a Python that finds the harness and exits.
-    command = [*command[: command.index(sys.executable)], sys.executable, "-S", "-c",
-               "import cs336_harness"]  # fmt: skip
+    command = [*command[: command.index(sys.executable)], sys.executable, *interpreter.FLAGS,
+               "-c", "import cs336_harness"]  # fmt: skip
     try:
         done = subprocess.run(
             command,

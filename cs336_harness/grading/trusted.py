@@ -21,14 +21,16 @@ shipped imports anything withheld.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from cs336_harness import withheld
+from cs336_harness.grading import interpreter
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.paths import REPO_ROOT
 
 # Folders relative to the repository root, withheld with everything below them.
 WITHHELD = (
@@ -164,8 +166,18 @@ def fresh_fixtures(seed: int, dest: Path) -> Path:
             "this copy has no fixture generator and oracle (a student handout?), so it cannot "
             "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
         )
-    command = [sys.executable, "-m", withheld.GENERATOR, "--seed", str(seed), "--out", str(dest)]
-    done = subprocess.run([*command, "--quiet"], capture_output=True, text=True)
+    # Started as every trusted process is (`interpreter`), in the run's private directory.
+    private = dest.parent
+    command = interpreter.command(withheld.GENERATOR, "--seed", str(seed), "--out", str(dest))
+    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
+    env |= {"HOME": str(private), "TMPDIR": str(private)}
+    done = subprocess.run(
+        [*command, "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=private,
+        env=interpreter.environment([str(REPO_ROOT)], env),
+    )
     if done.returncode != 0:
         raise GraderError(f"the fixture generator failed (seed {seed}):\n{done.stderr[-4000:]}")
     return dest

@@ -1,6 +1,6 @@
 """The worker: the one process that runs a submission's code, inside the sandbox.
 
-`python -S -m cs336_harness.grading.worker ADAPTERS_PY POLICY_JSON`, started by the judge
+`python -P -S -m cs336_harness.grading.worker ADAPTERS_PY POLICY_JSON`, started by the judge
 (`remote.RemoteAdapters`) with the protocol on its stdin and stdout. It says it has booted
 (torch imported, no submission code run yet), imports the submission's adapters, says
 whether that worked, then answers one request at a time until its stdin closes: a `run_*`

@@ -52,9 +52,12 @@ def grade(
     cwd: Path = REPO_ROOT,
     env: dict[str, str] | None = None,
     cpus: set[int] | None = None,
+    python_flags: tuple[str, ...] = (),
 ) -> GradingRun:
-    """Run the grader; `cpus`: the only CPUs it and everything it starts may use."""
-    command = [sys.executable, "-m", "cs336_harness.grading", *map(str, args), "--out", str(out)]
+    """Run the grader; `cpus`: the only CPUs it and everything it starts may use;
+    `python_flags`: the interpreter's own options, before `-m`."""
+    command = [sys.executable, *python_flags, "-m", "cs336_harness.grading"]
+    command += [*map(str, args), "--out", str(out)]
     done = subprocess.run(
         command,
         cwd=cwd,

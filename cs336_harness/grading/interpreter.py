@@ -1,0 +1,52 @@
+"""How the grader starts a Python process: with an import path of its own choosing.
+
+Plain `python -m module` puts its working directory first on the import path, `site` runs
+every `.pth` file and `sitecustomize`/`usercustomize` module it can find, and `PYTHON*`
+variables reshape both. A judge started that way in the temp directory ran any `difflib.py`
+a local user had left there, as the grader's user (root on a grading host), inside the
+process that decides every verdict. So every process the grader starts (the judges, the
+fixture draw, the workers) runs
+
+- with `-P` (Python 3.11+): neither the working directory nor a script's folder joins the
+  import path;
+- with `-S`: no `site`, hence no `.pth` file, no `sitecustomize`, no user site-packages;
+- in an environment built from nothing (`environment`): no `PYTHON*` variable of the
+  grader's reaches it, and its `PYTHONPATH` names only the folders it is given (the trusted
+  bundle, this checkout, or the harness in the sandbox) and the environment's
+  site-packages;
+- in a working directory that the grader made for it and that is private to it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable
+
+# Neither the working directory nor `site`: see the module's docstring.
+FLAGS = ("-P", "-S")
+
+
+def site_packages() -> list[str]:
+    """Where the environment's packages are (torch, pytest, ...): on every import path."""
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+
+
+def command(module: str, *args: str, python: str = sys.executable) -> list[str]:
+    """`python -P -S -m module args...`."""
+    return [python, *FLAGS, "-m", module, *args]
+
+
+def import_path(first: Iterable[str], site: Iterable[str] | None = None) -> str:
+    """A PYTHONPATH of the folders `first`, then site-packages (`site`, default this one's)."""
+    return os.pathsep.join([*first, *(site_packages() if site is None else site)])
+
+
+def environment(
+    first: Iterable[str], base: dict[str, str], site: Iterable[str] | None = None
+) -> dict[str, str]:
+    """`base` (a fixed environment, never the grader's own) with the PYTHONPATH of
+    `import_path`; any other `PYTHON*` in `base` is the grader's own choice."""
+    return base | {"PYTHONPATH": import_path(first, site)}
