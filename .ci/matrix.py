@@ -92,7 +92,7 @@ def setup_commands(uv: str, cell: Cell, python: str, venv: Path) -> list[list[st
     if cell.torch is None and not cell.lowest:
         return [[uv, "sync", "--locked", "--python", python]]
     install = [uv, "pip", "install", "--python", str(venv / "bin" / "python"), "-e", "."]
-    install += ["--group", "dev"]
+    install += ["--group", "dev", "--group", "course"]
     if cell.lowest:
         install += ["--resolution", "lowest-direct"]
     if cell.torch:

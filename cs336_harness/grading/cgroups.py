@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import signal
 import time
@@ -344,6 +345,45 @@ def set_up(lanes: int, name: str | None = None) -> Cgroups:
             continue
         return cgroups
     return Cgroups(unavailable="; ".join(reasons) or "no cgroup hierarchy is mounted")
+
+
+def cpu_quota() -> float | None:
+    """How many CPUs' worth of time this process's cgroup and its ancestors allow (a
+    container's `--cpus`, Gradescope's half a vCPU), or None where nothing caps it."""
+    try:
+        mounts, own = _mounts(), _own_paths()
+    except OSError:
+        return None
+    quotas = []
+    for fstype, point, root, options in mounts:
+        if fstype == "cgroup2":
+            files, group = ("cpu.max",), own.get("", "/")
+        elif "cpu" in options:
+            files, group = ("cpu.cfs_quota_us", "cpu.cfs_period_us"), own.get("cpu", "/")
+        else:
+            continue
+        directory = _inside(point, root, group)
+        while directory.is_relative_to(point):
+            with contextlib.suppress(OSError, ValueError):
+                words = " ".join((directory / f).read_text() for f in files).split()
+                if words[0] not in ("max", "-1"):
+                    quotas.append(int(words[0]) / int(words[1]))
+            if directory == Path(point):
+                break
+            directory = directory.parent
+    return min(quotas, default=None)
+
+
+def lane_cpu_count(lane: int, lanes: int, weighted: bool) -> int:
+    """The CPUs a lane's worker may count on (what its `os.cpu_count()` says): its share of
+    the ones this process may use (`weighted`: lanes share them all by cgroup weight; else
+    each is pinned to `lane_cpus`), within the CPU time its container allows."""
+    if weighted:
+        share = max(1, len(os.sched_getaffinity(0)) // lanes)
+    else:
+        share = len(lane_cpus(lane, lanes))
+    quota = cpu_quota()
+    return share if quota is None else max(1, min(share, math.ceil(quota / lanes)))
 
 
 def lane_cpus(lane: int, lanes: int) -> set[int]:

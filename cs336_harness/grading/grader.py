@@ -40,8 +40,10 @@ from typing import Any
 
 from cs336_harness.grading import cgroups, interpreter
 from cs336_harness.grading.cgroups import Cgroups
+from cs336_harness.grading.environment import absent_imports
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
+from cs336_harness.grading.interpreter import site_packages
 from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import RunRecord, read_record
@@ -127,6 +129,7 @@ class Lane:
         self.process: subprocess.Popen[str] | None = None
         self._procs = [str(d / "cgroup.procs") for d in groups.judge(index)]
         self._cpus = None if groups.enabled else cgroups.lane_cpus(index, lanes)
+        self.cpu_count = cgroups.lane_cpu_count(index, lanes, weighted=groups.enabled)
 
     def _confine(self) -> None:
         """In the judge's forked child, before exec: join the lane's CPU share."""
@@ -273,7 +276,7 @@ class Grader:
                 rules = {}
             else:
                 record, tests, output = self._judged(lane, home, left_out, select)
-                notes = _left_out_notes(left_out)
+                notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
                 rules = _read_rules(home / "submission", self.policy) | _called(
                     Called(test.family, path, line, name, count)
                     for test in tests
@@ -308,6 +311,7 @@ class Grader:
             sandbox=self.sandbox,
             cgroups=self.cgroups,
             policy=self.policy,
+            cpus=lane.cpu_count,
         )
         (home / "job.json").write_text(job.to_json())
         timeout = self.limits.submission_wall + BOOT_WALL + JUDGE_SLACK
@@ -415,6 +419,20 @@ def _called(sites: Iterable[Called], at_least: int = 0) -> dict[str, Any]:
     merged = sorted(replace(site, count=count) for site, count in counts.items())
     kept = [k for _, family in groupby(merged, lambda s: s.family) for k in _kept(list(family))]
     return {"called_count": max(len(merged), at_least), "called": tuple(kept)}
+
+
+def _absent_notes(submission: Path) -> tuple[str, ...]:
+    """What the submission imports that this environment lacks (`environment`): the worker
+    stood in for each, so only the tests whose code used one failed, naming it."""
+    absent = absent_imports(submission, site_packages())
+    if not absent:
+        return ()
+    shown = ", ".join(clean(str(a), PATH_CHARS) for a in absent[:NOTES])
+    more = f" and {len(absent) - NOTES} more" if len(absent) > NOTES else ""
+    return (
+        f"imports modules the grading environment lacks: {shown}{more}; a test whose code "
+        "uses one fails, naming it, and the others are graded",
+    )
 
 
 def _left_out_notes(left_out: list[LeftOut]) -> tuple[str, ...]:

@@ -28,6 +28,8 @@ class Job:
     cgroups: Cgroups = field(default_factory=Cgroups)
     # The assignment's rules, for the worker to watch the submission's calls with.
     policy: Policy = DEFAULT_POLICY
+    # What the worker's os.cpu_count() says: the lane's CPUs (`cgroups.lane_cpu_count`).
+    cpus: int = 1
 
     def to_json(self) -> str:
         return json.dumps(
@@ -41,6 +43,7 @@ class Job:
                 "sandbox": asdict(self.sandbox),
                 "cgroups": self.cgroups.to_dict(),
                 "policy": self.policy.to_json(),
+                "cpus": self.cpus,
             }
         )
 
@@ -59,4 +62,5 @@ class Job:
             ),
             cgroups=Cgroups.from_dict(data.get("cgroups")),
             policy=Policy.from_json(data["policy"]),
+            cpus=int(data["cpus"]),
         )

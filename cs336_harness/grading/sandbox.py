@@ -42,6 +42,8 @@ from cs336_harness.grading.limits import Limits, apply_rlimits
 from cs336_harness.grading.timekeeping import process_tree_cpu_seconds
 
 HARNESS_MOUNT = "/harness"
+# Inside the private /tmp, the folder bound as the worker's /dev/shm.
+SHM_DIR = ".shm"
 SUBMISSION_MOUNT = "/submission"
 WORKER_MODULE = "cs336_harness.grading.worker"
 # User ids of the workers when the grader is root: one per lane, so that the process limit
@@ -81,6 +83,13 @@ def python_paths() -> list[str]:
     unique = sorted({os.path.realpath(p) for p in candidates} | set(candidates))
     # Nested paths are covered by their parent's mount.
     return [p for p in unique if not any(p != q and p.startswith(q + "/") for q in unique)]
+
+
+def _cpu_count(cpus: int) -> dict[str, str]:
+    """What the worker's os.cpu_count() answers: Python 3.13 reads PYTHON_CPU_COUNT itself,
+    and the worker sets os.cpu_count from it on older ones (`worker.count_cpus`). Without it,
+    a Pool sized by os.cpu_count() starts a process per host CPU in a lane that has one."""
+    return {"PYTHON_CPU_COUNT": str(cpus)}
 
 
 def _system_mounts() -> list[str]:
@@ -124,6 +133,11 @@ def mount_private_tmp(directory: str, limits: Limits) -> None:
     _check(_LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     _check(_LIBC.mount(b"tmpfs", directory.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options),
            "mount tmpfs")  # fmt: skip
+    # The worker's /dev/shm (POSIX semaphores and shared memory: multiprocessing's locks and
+    # pools) lives in the same tmpfs, within the same bounds. os.mkdir and os.chmod are
+    # single system calls, safe here.
+    os.mkdir(f"{directory}/{SHM_DIR}")
+    os.chmod(f"{directory}/{SHM_DIR}", 0o1777)
 
 
 @dataclass
@@ -194,10 +208,11 @@ class Sandbox:
         limits: Limits,
         tmp: Path | None = None,
         worker_args: tuple[str, ...] = (),
+        cpus: int = 1,
     ) -> list[str]:
         """The worker's command line; `harness` holds the `cs336_harness` package, `tmp` the
         private tmpfs to bind as /tmp (else bwrap makes one bounded in bytes only),
-        `worker_args` follow the adapters' path."""
+        `worker_args` follow the adapters' path, `cpus` is what its os.cpu_count() says."""
         adapters = "tests/adapters.py"
         worker = interpreter.command(WORKER_MODULE)
         if not self.enabled:
@@ -213,14 +228,17 @@ class Sandbox:
         # The tmpfs first: a Python environment that lives under /tmp is mounted over it.
         if tmp is not None:
             command = [bwrap, "--bind", str(tmp), "/tmp"]
+            shm = ["--bind", str(tmp / SHM_DIR), "/dev/shm"]
         else:
             command = [bwrap, "--size", str(limits.output), "--perms", "1777", "--tmpfs", "/tmp"]
+            shm = ["--size", str(limits.output), "--perms", "1777", "--tmpfs", "/dev/shm"]
         command += [*_system_mounts(), *_readable_parents([d for _, d in binds])]
         for source, dest in binds:
             command += ["--ro-bind", source, dest]
         command += [
             "--proc", "/proc",
             "--dev", "/dev",
+            *shm,
             "--chdir", "/tmp",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try",
@@ -228,9 +246,8 @@ class Sandbox:
             "--new-session",
             "--clearenv",
         ]  # fmt: skip
-        for name, value in interpreter.environment(
-            [HARNESS_MOUNT], ENV | IDENTITY, self.site
-        ).items():
+        env = ENV | IDENTITY | _cpu_count(cpus)
+        for name, value in interpreter.environment([HARNESS_MOUNT], env, self.site).items():
             command += ["--setenv", name, value]
         if self._as_root():
             uid = str(self.uid_base + lane)
@@ -243,12 +260,12 @@ class Sandbox:
             command += ["--unshare-user", "--cap-drop", "ALL", "--"]
         return [*command, *worker, f"{SUBMISSION_MOUNT}/{adapters}", *worker_args]
 
-    def environment(self, harness: Path, home: Path) -> dict[str, str] | None:
+    def environment(self, harness: Path, home: Path, cpus: int = 1) -> dict[str, str] | None:
         """The worker's environment outside the sandbox (inside, bwrap sets it), `home` its
         private home, temp and working directory."""
         if self.enabled:
             return None
-        private = {"HOME": str(home), "TMPDIR": str(home)}
+        private = {"HOME": str(home), "TMPDIR": str(home)} | _cpu_count(cpus)
         return interpreter.environment([str(harness)], ENV | private, self.site)
 
     def start(
@@ -261,6 +278,7 @@ class Sandbox:
         groups: Cgroups | None = None,
         serial: int = 0,
         worker_args: tuple[str, ...] = (),
+        cpus: int = 1,
     ) -> Worker:
         """Start a worker (the `serial`-th of its lane's submission); its protocol is on the
         process's stdin and stdout. Its /tmp's mount point is made beside `log`."""
@@ -287,12 +305,12 @@ class Sandbox:
 
         with log.open("ab") as stderr:
             process = subprocess.Popen(
-                self.command(harness, submission, lane, limits, tmp, worker_args),
+                self.command(harness, submission, lane, limits, tmp, worker_args, cpus),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 cwd="/tmp" if self.enabled else home,
-                env=self.environment(harness, home),
+                env=self.environment(harness, home, cpus),
                 start_new_session=True,
                 preexec_fn=prepare,
             )

@@ -9,6 +9,12 @@ probe of the adapters (`cs336_harness.probes`). The import and every request run
 `rules.runtime.Watcher` for the assignment's rules (`POLICY_JSON`, the rubric's
 `rules.policy.Policy`), and every reply after "booted" says what it saw (`"called"`).
 
+The submission runs as on a student's machine, as far as the sandbox allows: from a
+writable copy of itself (`working_copy`, its working directory), with an `os.cpu_count()`
+that tells its lane's CPUs (`count_cpus`), with stand-ins for third-party modules the
+environment lacks (`stand_ins`), and a permission error the sandbox causes says so
+(`context_note`).
+
 Nothing here is trusted: the submission can replace any of it once imported. That is
 fine, because the judge believes nothing the worker says beyond "this is the value I
 returned", and checks even that (`protocol.decode`).
@@ -16,8 +22,10 @@ returned", and checks even that (`protocol.decode`).
 
 from __future__ import annotations
 
+import errno
 import faulthandler
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +34,7 @@ from typing import Any
 
 from cs336_harness import inputs_unchanged
 from cs336_harness.adapter_loader import exception_line, load_module
+from cs336_harness.grading import stand_ins
 from cs336_harness.grading.protocol import (
     TEXT_CHARS,
     Closed,
@@ -39,6 +48,46 @@ from cs336_harness.not_implemented import where_raised
 from cs336_harness.probes import PROBES, needs_of, run_probe
 from cs336_harness.rules.policy import Policy
 from cs336_harness.rules.runtime import Watcher
+
+# Where the submission's code may write; said after a permission error that the sandbox caused.
+WRITABLE = (
+    "in the grader's sandbox only the working directory (a copy of the submission), /tmp and "
+    "/dev/shm are writable"
+)
+
+
+def context_note(error: BaseException) -> str:
+    """What the grading environment adds to an error's own message: `WRITABLE` for an error
+    the sandbox's read-only files cause, the interpreter's version for a syntax error (the
+    course's Python may be newer); else nothing."""
+    denied = (errno.EACCES, errno.EPERM, errno.EROFS)
+    if isinstance(error, OSError) and error.errno in denied:
+        return f" ({WRITABLE})"
+    if isinstance(error, SyntaxError):
+        return f" (the grader runs Python {sys.version_info.major}.{sys.version_info.minor})"
+    return ""
+
+
+def count_cpus() -> None:
+    """os.cpu_count() says the lane's CPUs (PYTHON_CPU_COUNT, which Python 3.13 reads
+    itself): `Pool()` and `Pool(os.cpu_count())` start that many processes, not one per CPU
+    of the host."""
+    cpus = os.environ.get("PYTHON_CPU_COUNT", "")
+    if sys.version_info < (3, 13) and cpus.isdigit():
+        os.cpu_count = lambda: int(cpus)
+
+
+# The writable copy of the submission, in the worker's home (`working_copy`).
+COPY = "submission"
+
+
+def working_copy(source: Path, copy: Path) -> None:
+    """Copy the submission (`source`, the folder holding `tests/adapters.py`, read-only in
+    the sandbox) to `copy` and make that the working directory: code that writes a cache
+    beside itself or into its working directory works, as on the student's machine, within
+    the bounds of the worker's /tmp, and the submission the grader reads stays as it was."""
+    shutil.copytree(source, copy, symlinks=True)
+    os.chdir(copy)
 
 
 def _callable(module: ModuleType, request: dict[str, Any]) -> tuple[str, Callable[[], Any] | None]:
@@ -77,7 +126,8 @@ def _reply(module: ModuleType, request: dict[str, Any], watcher: Watcher) -> dic
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the submission's too
         # Cut here, where the judge would cut it anyway: a message of megabytes would make
         # the frame's header too large to be read at all.
-        return {"raised": type(error).__name__, "message": str(error)[:TEXT_CHARS]}
+        message = str(error) + context_note(error)
+        return {"raised": type(error).__name__, "message": message[:TEXT_CHARS]}
     return {"value": value} | ({"changed": changed} if changed else {})
 
 
@@ -102,14 +152,21 @@ def main(argv: list[str]) -> int:
     # the first optimizer test's time limit measures the submission, not an import.
     import torch._dynamo  # noqa: F401
 
-    adapters = Path(argv[1]).resolve()
-    watcher = Watcher(adapters.parent.parent, adapters, Policy.from_json(argv[2]))
+    count_cpus()
+    given = Path(argv[1]).resolve()
+    source = given.parent.parent
+    root = Path(os.environ.get("HOME") or "/tmp") / COPY
+    adapters = root / given.relative_to(source)
+    watcher = Watcher(root, adapters, Policy.from_json(argv[2]))
     write_frame(replies, {"booted": True})
     try:
+        working_copy(source, root)
+        stand_ins.install(root)
         with watcher:
-            module = load_module(argv[1])
+            module = load_module(str(adapters))
     except BaseException as error:
-        write_frame(replies, {"import_error": exception_line(error), "called": watcher.take()})
+        line = exception_line(error) + context_note(error)
+        write_frame(replies, {"import_error": line, "called": watcher.take()})
         return 0
     write_frame(replies, {"ready": True, "called": watcher.take()})
     while True:

@@ -21,6 +21,8 @@ class Synthetic:
     package_head: str = ""
     # Extra files inside the submission's cs336_basics/: name → file to copy from the repo.
     package_files: dict[str, Path] = field(default_factory=dict)
+    # Extra files anywhere in the submission: path relative to its top → text (dedented).
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def write_submission(dest: Path, synthetic: Synthetic) -> Path:
@@ -38,6 +40,9 @@ def write_submission(dest: Path, synthetic: Synthetic) -> Path:
     init.write_text(textwrap.dedent(synthetic.package_head) + init.read_text())
     for name, source in synthetic.package_files.items():
         shutil.copyfile(source, dest / "cs336_basics" / name)
+    for name, text in synthetic.files.items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text(textwrap.dedent(text))
     return dest
 
 

@@ -49,6 +49,8 @@ print(json.dumps({
     "no_new_privs": status["NoNewPrivs"].strip(),
     "submission_writable": can(lambda: open("/submission/x", "w")),
     "tmp_writable": can(lambda: open("/tmp/x", "w")),
+    "shm_writable": can(lambda: open("/dev/shm/x", "w")),
+    "cpu_count_said": os.environ.get("PYTHON_CPU_COUNT"),
     "harness_writable": can(lambda: open("/harness/cs336_harness/x", "w")),
     "reaches_host_loopback": can(connect),
     "forks": forks(),
@@ -96,6 +98,9 @@ def _assert_confined(world: dict, sandbox: Sandbox) -> None:
     assert world["capabilities"] == "0000000000000000"
     assert not world["submission_writable"] and not world["harness_writable"]
     assert world["tmp_writable"]
+    # POSIX semaphores and shared memory (multiprocessing's locks, queues and pools) need it.
+    assert world["shm_writable"]
+    assert world["cpu_count_said"] == "1"
     assert not world["reaches_host_loopback"] and world["accepted"] == 0
 
 

@@ -1,0 +1,109 @@
+"""The worker's stand-ins for absent modules (`cs336_harness/grading/stand_ins.py`) and the
+grader's reading of them (`environment.py`): only the submission's own imports get one, an
+optional import still sees ImportError, and using one names the module and where."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+from cs336_harness.grading.environment import absent_imports
+from cs336_harness.grading.interpreter import site_packages
+from cs336_harness.grading.stand_ins import OFFERED
+from cs336_harness.paths import REPO_ROOT
+
+SUBMISSION = {
+    "cs336_basics/__init__.py": "from cs336_basics import monitor\n",
+    "cs336_basics/monitor.py": """\
+        import pynvml
+        from omegaconf import DictConfig, OmegaConf
+        import os, torch
+
+        try:
+            import heapdict
+        except ImportError:
+            heapdict = None
+
+
+        class Config(DictConfig):
+            pass
+
+
+        def annotated(x: DictConfig | None = None) -> list[DictConfig]:
+            return []
+        """,
+    "tests/adapters.py": "import cs336_basics\nfrom .helpers import x\n",
+}
+
+# Run with the submission's folder as argv[1]: what each use of a stand-in does.
+PROBE = """
+import json, sys
+from pathlib import Path
+from cs336_harness.grading import stand_ins
+root = Path(sys.argv[1])
+sys.path.insert(0, str(root))
+stand_ins.install(root)
+import cs336_basics.monitor as m
+report = {"heapdict": m.heapdict, "annotated": m.annotated(), "subclassed": m.Config.__name__}
+def outcome(action):
+    try:
+        action()
+        return "ran"
+    except ModuleNotFoundError as error:
+        return str(error)
+report["call"] = outcome(lambda: m.pynvml.nvmlInit())
+report["instance"] = outcome(lambda: m.Config())
+report["truth"] = outcome(lambda: bool(m.OmegaConf))
+sys.path.append(sys.argv[2])
+report["library"] = outcome(lambda: __import__("fake_library"))
+print(json.dumps(report))
+"""
+
+
+def _write(tmp_path: Path) -> Path:
+    root = tmp_path / "submission"
+    for name, text in SUBMISSION.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
+    root = _write(tmp_path)
+    library = tmp_path / "site"  # an installed package's optional import
+    library.mkdir()
+    (library / "fake_library.py").write_text("import pynvml_x\n")
+    command = [sys.executable, "-c", PROBE, str(root), str(library)]
+    report = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    assert report["heapdict"] is None  # a try that handles ImportError keeps its fallback
+    assert report["annotated"] == [] and report["subclassed"] == "Config"
+    where = "(imported at cs336_basics/monitor.py:1)"
+    assert report["call"].startswith(f"the grading environment has no module 'pynvml' {where}")
+    assert "it offers Python's standard library and einops, einx" in report["call"]
+    assert "no module 'omegaconf' (imported at cs336_basics/monitor.py:2)" in report["instance"]
+    assert "no module 'omegaconf'" in report["truth"]
+    # An import made outside the submission (a library's) is Python's own failure.
+    assert report["library"] == "No module named 'pynvml_x'"
+
+
+def test_the_grader_lists_the_absent_imports_from_the_source(tmp_path: Path):
+    root = _write(tmp_path)
+    found = [str(a) for a in absent_imports(root, site_packages())]
+    # Not heapdict (optional), not os or torch (offered), not .helpers (relative: its own).
+    assert found == ["pynvml (cs336_basics/monitor.py:1)", "omegaconf (cs336_basics/monitor.py:2)"]
+
+
+def test_what_the_messages_offer_is_what_the_environment_declares():
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    declared = project["project"]["dependencies"] + project["dependency-groups"]["course"]
+    assert set(OFFERED) <= {_name(spec) for spec in declared}
+    assert {_name(spec) for spec in project["dependency-groups"]["course"]} <= set(OFFERED)
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=~!; \[]", requirement, maxsplit=1)[0]
