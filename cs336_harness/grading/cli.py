@@ -11,6 +11,7 @@ itself could not run (the sandbox among it); 130 when interrupted (Ctrl-C, SIGTE
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import signal
 import sys
@@ -32,7 +33,7 @@ from cs336_harness.grading.limits import Limits, format_size, parse_size
 from cs336_harness.grading.reports import RunInfo, write_reports
 from cs336_harness.grading.reports.table import family_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
-from cs336_harness.grading.sandbox import Sandbox, check_sandbox
+from cs336_harness.grading.sandbox import BUBBLEWRAP, NONE, USER, Sandbox, check_sandbox
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
     VISIBILITIES,
@@ -45,6 +46,7 @@ from cs336_harness.grading.scoring import (
 from cs336_harness.grading.shards import merge, parse_shard, shard_positions
 from cs336_harness.grading.submissions import discover
 from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
+from cs336_harness.grading.user_isolation import Share
 from cs336_harness.manifest import manifest_problems
 from cs336_harness.paths import REPO_ROOT
 from cs336_harness.untrusted import clean_names
@@ -54,6 +56,8 @@ EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 13
 # As in the harness's pytest plugin, which the grader does not import: it imports torch,
 # which only the test processes need (6 s here).
 DEFAULT_FIXTURES = REPO_ROOT / "tests" / "fixtures"
+# --sandbox's default: the strongest tier that works here.
+AUTO = "auto"
 
 
 def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
@@ -107,10 +111,17 @@ def _grading_options(parser: argparse.ArgumentParser) -> None:
         f"(default {format_size(defaults.output)})",
     )
     parser.add_argument(
+        "--sandbox",
+        choices=(AUTO, BUBBLEWRAP, USER, NONE),
+        default=AUTO,
+        help="how submission code is confined: bubblewrap's namespaces; a user id of its own "
+        "without namespaces, as root where namespaces are refused (a Docker container); none; "
+        "or the strongest that works here (default, named in every report)",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
-        help="run submission code without bubblewrap (said in every report): only for "
-        "hosts that cannot run the sandbox, on submissions you trust",
+        help="--sandbox none: only for hosts that allow neither tier, on submissions you trust",
     )
 
 
@@ -293,19 +304,38 @@ def _report(
 
 
 def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: Console) -> Sandbox:
-    """The sandbox, checked. The self-check (no submission named) grades this checkout's own
-    code, which needs no confinement: without bubblewrap it runs unconfined and says so."""
-    if args.no_sandbox:
-        return Sandbox(enabled=False)
-    sandbox = Sandbox()
-    try:
-        check_sandbox(sandbox, bundle.trusted, limits)
-    except GraderError as error:
-        if args.submissions:
-            raise
-        errors.print(f"note: {error}; grading this checkout's own code unconfined", markup=False)
-        return Sandbox(enabled=False, reason="this checkout's own code; bubblewrap unavailable")
-    return sandbox
+    """The strongest tier asked for that works here, checked: bubblewrap, else (as root) a
+    user of its own without namespaces. The self-check (no submission named) grades this
+    checkout's own code, which needs no confinement: without either it runs unconfined and
+    says so."""
+    wanted = NONE if args.no_sandbox else args.sandbox
+    if wanted == NONE:
+        return Sandbox(kind=NONE)
+    refusals = []
+    if wanted in (AUTO, BUBBLEWRAP):
+        try:
+            check_sandbox(Sandbox(), bundle.trusted, limits)
+            return Sandbox()
+        except GraderError as error:
+            refusals.append(str(error))
+    if wanted in (AUTO, USER) and os.geteuid() == 0:
+        share = Share.create(bundle.trusted)
+        reason = "--sandbox user" if wanted == USER else "namespaces refused here"
+        sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root))
+        try:
+            check_sandbox(sandbox, bundle.trusted, limits)
+            if refusals:
+                errors.print(f"note: {refusals[0]}; the user tier confines it", markup=False)
+            return sandbox
+        except GraderError as error:
+            share.remove()
+            refusals.append(f"the user tier: {error}")
+    elif wanted == USER:
+        refusals.append("the user tier needs root")
+    if args.submissions or wanted != AUTO:
+        raise GraderError("; ".join(refusals))
+    errors.print(f"note: {refusals[0]}; grading this checkout's own code unconfined", markup=False)
+    return Sandbox(kind=NONE, reason="this checkout's own code; no sandbox works here")
 
 
 def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
@@ -323,6 +353,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
     seed = _seed(args)
     workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
     grader: Grader | None = None
+    sandbox: Sandbox | None = None
     jobs = min(args.jobs, len(submissions) or 1)
     groups = cgroups.set_up(jobs)
     try:
@@ -348,6 +379,8 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             grader.stop()
         groups.remove()
         remove_tree(workroot)
+        if sandbox is not None and sandbox.share:
+            Share(Path(sandbox.share)).remove()
     return _report(graded, info, args, console, errors, positions)
 
 

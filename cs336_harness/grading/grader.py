@@ -48,8 +48,9 @@ from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
-from cs336_harness.grading.sandbox import ENV, Sandbox
+from cs336_harness.grading.sandbox import ENV, USER, Sandbox
 from cs336_harness.grading.trusted import Bundle, remove_tree
+from cs336_harness.grading.user_isolation import sweep
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
 from cs336_harness.rules.static_scan import scan_submission
@@ -213,6 +214,8 @@ class Grader:
         self._stopped.set()
         for lane in self.lanes:
             lane.stop()
+            if self.sandbox.kind == USER:  # its workers are in no group the judge's kill ends
+                sweep(self.sandbox.uid_base + lane.index)
 
     def grade(self, name: str, path: Path, select: list[str] | None = None) -> SubmissionResult:
         """Grade one submission: every test, or the node ids in `select`."""

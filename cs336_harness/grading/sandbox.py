@@ -18,8 +18,10 @@ in `bwrap` (Debian's `bubblewrap`) with
   whole tree, and counting its CPU time; as root, a /tmp bounded in files as well as bytes
   (a tmpfs mounted with `nr_inodes` in a mount namespace of its own, gone with the worker).
 
-`--no-sandbox` starts the worker as a plain child process with the same limits, for hosts
-without bubblewrap; every report then says so.
+Where namespaces are refused (a Docker container with its default capabilities, as on
+Gradescope) and the grader runs as root, the second tier takes over: the same user id of its
+own, without namespaces (`user_isolation`). `--no-sandbox` starts the worker as a plain child
+process with the same limits, for hosts with neither; every report names the tier.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.grading import cgroups, interpreter
+from cs336_harness.grading import cgroups, interpreter, user_isolation
 from cs336_harness.grading.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.interpreter import site_packages
@@ -52,10 +54,12 @@ WORKER_MODULE = "cs336_harness.grading.worker"
 UID_BASE = 64000
 PR_SET_PDEATHSIG = 1
 # unshare(2) and mount(2) flags, for the private /tmp (os.unshare is Python 3.12+ only).
-CLONE_NEWNS = 0x00020000
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 _LIBC = ctypes.CDLL(None, use_errno=True)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or pass --no-sandbox"
+# The tiers, strongest first (`Sandbox.kind`).
+BUBBLEWRAP, USER, NONE = "bubblewrap", "user", "none"
 # The environment is rebuilt from nothing: no variable of the grader's reaches the worker.
 ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -113,6 +117,24 @@ def _readable_parents(destinations: list[str]) -> list[str]:
     return args
 
 
+def _namespaces_refused() -> str:
+    """Why this host refuses bubblewrap's namespaces (a forked child tries a mount namespace
+    and says how it failed), or "": the reason a container's EPERM would otherwise hide."""
+    flags = CLONE_NEWNS if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNS
+    pid = os.fork()
+    if pid == 0:
+        code = 0 if _LIBC.unshare(flags) == 0 else ctypes.get_errno() or 255
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    number = os.waitstatus_to_exitcode(status)
+    if number == 0:
+        return ""
+    return (
+        f"this host refuses a mount namespace (unshare: {os.strerror(number)}), as a "
+        "container without CAP_SYS_ADMIN does"
+    )
+
+
 def _set_parent_death_signal() -> None:
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -148,6 +170,9 @@ class Worker:
     process: subprocess.Popen[bytes]
     group: WorkerGroup | None = None
     tmp: Path | None = None
+    # The user tier: the worker's user id, and the folders made for it (its source, its home).
+    uid: int | None = None
+    folders: tuple[Path, ...] = ()
 
     def cpu_seconds(self) -> float:
         """CPU time of everything the worker ran so far."""
@@ -162,35 +187,51 @@ class Worker:
         return self.group.peak_memory() if self.group is not None else 0
 
     def release(self) -> None:
-        """After the process has ended: remove its group and its /tmp's mount point."""
+        """After the process has ended: end whatever its user id still runs, remove its
+        group, its /tmp's mount point and its folders."""
+        if self.uid is not None:
+            user_isolation.sweep(self.uid)
         if self.group is not None:
             self.group.remove()
         if self.tmp is not None:
             with contextlib.suppress(OSError):
                 self.tmp.rmdir()
+        for folder in self.folders:
+            user_isolation.remove(folder)
 
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How a worker is started. `enabled` False: `--no-sandbox`.
+    """How a worker is started: `kind` is its tier, BUBBLEWRAP, USER (a user of its own
+    without namespaces, `user_isolation`; `share` its shared folder) or NONE.
 
     `mounts` and `site` are read where the environment is known (the grader runs its own
     Python normally; the judge and the worker run with `-S`, which leaves a virtual
     environment's prefix and site-packages unknown to them)."""
 
-    enabled: bool = True
-    # Why the sandbox is off, for the reports.
+    kind: str = BUBBLEWRAP
+    # Why a weaker tier than bubblewrap, for the reports.
     reason: str = "--no-sandbox"
     uid_base: int = UID_BASE
     mounts: tuple[str, ...] = field(default_factory=lambda: tuple(python_paths()))
     site: tuple[str, ...] = field(default_factory=lambda: tuple(site_packages()))
+    share: str = ""
 
     @property
     def description(self) -> str:
         """What every report says about the worker's isolation."""
-        if self.enabled:
+        if self.kind == BUBBLEWRAP:
             return "bubblewrap"
+        if self.kind == USER:
+            return (
+                f"user isolation ({self.reason}): a user id of its own, without namespaces "
+                "(no network isolation)"
+            )
         return f"none ({self.reason}): submission code ran unconfined, as the grader's user"
+
+    @property
+    def confined(self) -> bool:
+        return self.kind != NONE
 
     def _as_root(self) -> bool:
         return os.geteuid() == 0
@@ -198,7 +239,7 @@ class Sandbox:
     @property
     def private_tmp(self) -> bool:
         """Whether /tmp is the file-bounded tmpfs of `mount_private_tmp` (needs root)."""
-        return self.enabled and self._as_root()
+        return self.kind == BUBBLEWRAP and self._as_root()
 
     def command(
         self,
@@ -215,8 +256,11 @@ class Sandbox:
         `worker_args` follow the adapters' path, `cpus` is what its os.cpu_count() says."""
         adapters = "tests/adapters.py"
         worker = interpreter.command(WORKER_MODULE)
-        if not self.enabled:
+        if self.kind == NONE:
             return [*worker, str(submission / adapters), *worker_args]
+        if self.kind == USER:
+            uid = self.uid_base + lane
+            return [*user_isolation.setpriv(uid), *worker, str(submission / adapters), *worker_args]
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise GraderError(f"the sandbox needs bwrap, which is not on PATH: {INSTALL_HINT}")
@@ -261,11 +305,16 @@ class Sandbox:
         return [*command, *worker, f"{SUBMISSION_MOUNT}/{adapters}", *worker_args]
 
     def environment(self, harness: Path, home: Path, cpus: int = 1) -> dict[str, str] | None:
-        """The worker's environment outside the sandbox (inside, bwrap sets it), `home` its
+        """The worker's environment outside bubblewrap (inside, bwrap sets it), `home` its
         private home, temp and working directory."""
-        if self.enabled:
+        if self.kind == BUBBLEWRAP:
             return None
         private = {"HOME": str(home), "TMPDIR": str(home)} | _cpu_count(cpus)
+        if self.kind == USER:
+            share = user_isolation.Share(Path(self.share))
+            return interpreter.environment(
+                [str(share.harness)], ENV | IDENTITY | private, self.site
+            )
         return interpreter.environment([str(harness)], ENV | private, self.site)
 
     def start(
@@ -282,7 +331,7 @@ class Sandbox:
     ) -> Worker:
         """Start a worker (the `serial`-th of its lane's submission); its protocol is on the
         process's stdin and stdout. Its /tmp's mount point is made beside `log`."""
-        rlimits = limits.rlimits(own_user=self.enabled and self._as_root())
+        rlimits = limits.rlimits(own_user=self.confined and self._as_root())
         group = groups.worker(lane, serial) if groups is not None and groups.enabled else None
         if group is not None:
             group.create(limits.memory, limits.processes)
@@ -290,18 +339,25 @@ class Sandbox:
         tmp = log.parent / f"worker-tmp-{serial}" if self.private_tmp else None
         if tmp is not None:
             tmp.mkdir(exist_ok=True)
-        # Unconfined, the worker's working directory is one of its own, not the host's /tmp.
-        home = log.parent / f"worker-home-{serial}"
-        if not self.enabled:
-            home.mkdir(mode=0o700, exist_ok=True)
+        uid, folders = None, ()
+        if self.kind == USER:  # a copy its group may read, and a home of its own
+            uid = self.uid_base + lane
+            share = user_isolation.Share(Path(self.share))
+            submission, home = folders = share.prepare(submission, lane, serial, uid)
+        else:  # unconfined, its working directory is one of its own, not the host's /tmp
+            home = log.parent / f"worker-home-{serial}"
+            if self.kind == NONE:
+                home.mkdir(mode=0o700, exist_ok=True)
 
         def prepare() -> None:
             cgroups.join(procs)
             apply_rlimits(rlimits)
             if tmp is not None:
                 mount_private_tmp(str(tmp), limits)
-            if not self.enabled:  # bwrap's --die-with-parent does this inside the sandbox
+            if self.kind != BUBBLEWRAP:  # bwrap's --die-with-parent does this inside it
                 _set_parent_death_signal()
+            if self.kind == USER:
+                user_isolation.raise_oom_score()
 
         with log.open("ab") as stderr:
             process = subprocess.Popen(
@@ -309,12 +365,12 @@ class Sandbox:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
-                cwd="/tmp" if self.enabled else home,
+                cwd="/tmp" if self.kind == BUBBLEWRAP else home,
                 env=self.environment(harness, home, cpus),
                 start_new_session=True,
                 preexec_fn=prepare,
             )
-        return Worker(process, group, tmp)
+        return Worker(process, group, tmp, uid, folders)
 
 
 # What the worker must not find in site-packages: the reference implementation and the
@@ -323,9 +379,18 @@ WITHHELD_FROM_WORKER = ("cs336_basics", "cs336_staff")
 
 
 def check_sandbox(sandbox: Sandbox, harness: Path, limits: Limits) -> None:
-    """Start the sandbox once with a trivial command; a GraderError names what failed."""
-    if not sandbox.enabled:
+    """Start the sandbox once with a trivial command; a GraderError names what failed.
+    `harness` is the bundle's trusted folder, which the worker must not read."""
+    if sandbox.kind == NONE:
         return
+    if sandbox.kind == USER:
+        protected = [p for p in (*user_isolation.PROTECTED, harness.parent) if p.exists()]
+        share = user_isolation.Share(Path(sandbox.share))
+        user_isolation.check(share, sandbox.uid_base, sandbox.site, protected)
+        return
+    refused = _namespaces_refused()
+    if refused:
+        raise GraderError(f"the sandbox cannot be set up: {refused}")
     exposed = [str(Path(site) / name) for site in sandbox.site for name in WITHHELD_FROM_WORKER
                if (Path(site) / name).exists()]  # fmt: skip
     if exposed:

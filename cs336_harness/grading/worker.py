@@ -165,7 +165,8 @@ def main(argv: list[str]) -> int:
         with watcher:
             module = load_module(str(adapters))
     except BaseException as error:
-        line = exception_line(error) + context_note(error)
+        # Paths as the student knows them: relative to the top of the submission.
+        line = exception_line(error).replace(f"{root}/", "") + context_note(error)
         write_frame(replies, {"import_error": line, "called": watcher.take()})
         return 0
     write_frame(replies, {"ready": True, "called": watcher.take()})

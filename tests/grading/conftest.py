@@ -53,10 +53,12 @@ def grade(
     env: dict[str, str] | None = None,
     cpus: set[int] | None = None,
     python_flags: tuple[str, ...] = (),
+    prefix: tuple[str, ...] = (),
 ) -> GradingRun:
     """Run the grader; `cpus`: the only CPUs it and everything it starts may use;
-    `python_flags`: the interpreter's own options, before `-m`."""
-    command = [sys.executable, *python_flags, "-m", "cs336_harness.grading"]
+    `python_flags`: the interpreter's own options, before `-m`; `prefix`: a command that
+    runs it (`setpriv ...`)."""
+    command = [*prefix, sys.executable, *python_flags, "-m", "cs336_harness.grading"]
     command += [*map(str, args), "--out", str(out)]
     done = subprocess.run(
         command,
