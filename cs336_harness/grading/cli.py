@@ -313,9 +313,10 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
         return Sandbox(kind=NONE)
     refusals = []
     if wanted in (AUTO, BUBBLEWRAP):
+        sandbox = Sandbox()
         try:
-            check_sandbox(Sandbox(), bundle.trusted, limits)
-            return Sandbox()
+            check_sandbox(sandbox, bundle.trusted, limits)
+            return sandbox
         except GraderError as error:
             refusals.append(str(error))
     if wanted in (AUTO, USER) and os.geteuid() == 0:

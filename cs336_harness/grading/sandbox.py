@@ -11,8 +11,9 @@ in `bwrap` (Debian's `bubblewrap`) with
 - its own PID, network (loopback only, its own), IPC, UTS and cgroup namespaces, a session
   of its own, and death with its parent: every process it starts ends with it;
 - an unprivileged user: when the grader runs as root, the worker drops to a user id of its
-  own (`uid_base` + the grading lane) with no capabilities and `no_new_privs` (util-linux's
-  `setpriv`); otherwise bwrap maps the grader's own user into a user namespace;
+  own (a block drawn per run, `draw_uid_base`, + the grading lane) with no capabilities and
+  `no_new_privs` (util-linux's `setpriv`); otherwise bwrap maps the grader's own user into a
+  user namespace;
 - the resource limits of `limits.Limits` (data memory, file size, CPU time, processes);
   with cgroups (`cgroups.py`) a group of its own bounding the memory and processes of its
   whole tree, and counting its CPU time; as root, a /tmp bounded in files as well as bytes
@@ -29,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -49,9 +51,18 @@ SHM_DIR = ".shm"
 SUBMISSION_MOUNT = "/submission"
 WORKER_MODULE = "cs336_harness.grading.worker"
 # User ids of the workers when the grader is root: one per lane, so that the process limit
-# and the kernel's same-user permissions never join two submissions. Debian keeps
-# 64000–64999 for system use, out of the range handed to people's accounts.
-UID_BASE = 64000
+# and the kernel's same-user permissions never join two submissions. Each run draws its
+# block of LANES_PER_RUN ids at random from [2^20, 2^31), above the ranges handed to people's
+# accounts and to containers' subordinate ids: two graders on one host, or in two containers
+# sharing a kernel, never share a user id, so neither a process limit (counted per user
+# across the host) nor a kill of every process of a user reaches from one into the other.
+UID_FIRST, UID_END, LANES_PER_RUN = 1 << 20, 1 << 31, 1024
+
+
+def draw_uid_base() -> int:
+    return UID_FIRST + secrets.randbelow((UID_END - UID_FIRST) // LANES_PER_RUN) * LANES_PER_RUN
+
+
 PR_SET_PDEATHSIG = 1
 # unshare(2) and mount(2) flags, for the private /tmp (os.unshare is Python 3.12+ only).
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
@@ -212,7 +223,7 @@ class Sandbox:
     kind: str = BUBBLEWRAP
     # Why a weaker tier than bubblewrap, for the reports.
     reason: str = "--no-sandbox"
-    uid_base: int = UID_BASE
+    uid_base: int = field(default_factory=draw_uid_base)
     mounts: tuple[str, ...] = field(default_factory=lambda: tuple(python_paths()))
     site: tuple[str, ...] = field(default_factory=lambda: tuple(site_packages()))
     share: str = ""

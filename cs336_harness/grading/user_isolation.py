@@ -4,8 +4,8 @@ bubblewrap needs namespaces, which a Docker container with its default capabilit
 CAP_SYS_ADMIN, a seccomp profile that refuses `unshare` and `mount`: Gradescope's) does not
 allow. There, running as root, the grader still keeps a submission from the verdict:
 
-- the worker runs as a user id of its own per lane (`UID_BASE` + lane, as in bubblewrap's
-  tier), no capabilities, `no_new_privs` (util-linux's `setpriv`);
+- the worker runs as a user id of its own per lane and per run (as in bubblewrap's tier,
+  `sandbox.draw_uid_base`), no capabilities, `no_new_privs` (util-linux's `setpriv`);
 - it reads only what other users may read: the interpreter and site-packages, the public
   harness copied into a shared folder (`Share`), and a copy of its submission that only its
   own group can read; its home, temp and working directory is a folder only it can enter.
