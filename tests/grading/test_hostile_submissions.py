@@ -254,7 +254,8 @@ _TAIL_LINE = len((REPO_ROOT / "tests" / "adapters.py").read_text().splitlines())
         (
             "import_error",
             "error",
-            "No module named 'a_module_that_does_not_exist' (at cs336_basics/__init__.py:1)",
+            "No module named 'cs336_basics.a_module_that_does_not_exist' "
+            "(at cs336_basics/__init__.py:1)",
         ),
         ("syntax_error", "error", f"SyntaxError: invalid syntax (adapters.py, line {_TAIL_LINE})"),
         ("hangs_at_import", "timed out", "importing the adapters: no answer within 8 s of CPU"),
