@@ -28,6 +28,9 @@ class Job:
     cgroups: Cgroups = field(default_factory=Cgroups)
     # The assignment's rules, for the worker to watch the submission's calls with.
     policy: Policy = DEFAULT_POLICY
+    # When the judge must have finished, in seconds since the epoch (`cs336-grade
+    # --deadline`); None: no deadline but the limits'.
+    deadline: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(
@@ -41,6 +44,7 @@ class Job:
                 "sandbox": asdict(self.sandbox),
                 "cgroups": self.cgroups.to_dict(),
                 "policy": self.policy.to_json(),
+                "deadline": self.deadline,
             }
         )
 
@@ -59,4 +63,5 @@ class Job:
             ),
             cgroups=Cgroups.from_dict(data.get("cgroups")),
             policy=Policy.from_json(data["policy"]),
+            deadline=data.get("deadline"),
         )
