@@ -11,7 +11,11 @@ names a failure's likely cause); the rubric; pyproject.toml and uv.lock for the 
 environment. Students never see it: Gradescope keeps it to the container, and the sandbox
 keeps it from the submission's code. Left out: a reference `cs336_basics` (a submission
 brings its own, and grading never imports the repository's), `tests/adapters.py`, the
-stored fixtures (every run draws fresh ones) and the grader's own tests.
+stored fixtures (the inputs are drawn in setup.sh, or per run) and the grader's own tests.
+
+setup.sh is written for Gradescope's default image (`Image`): a pinned uv and Python,
+CPU-only torch of the course's version, the inputs drawn once for a seed the zip keeps;
+run_autograder passes the grader a deadline inside Gradescope's timeout.
 """
 
 from __future__ import annotations

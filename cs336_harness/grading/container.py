@@ -15,6 +15,7 @@ from pathlib import Path
 from cs336_harness.grading.limits import format_size
 
 ROOT = Path("/sys/fs/cgroup")
+SELF = Path("/proc/self/cgroup")
 # What raises the limit on Gradescope; elsewhere, whatever set the container's memory.
 SETTING = "Gradescope: the assignment's Autograder settings, container memory"
 
@@ -22,7 +23,7 @@ SETTING = "Gradescope: the assignment's Autograder settings, container memory"
 def _group(controller: str) -> Path | None:
     """This process's cgroup directory: the v1 `controller` hierarchy's, else v2's."""
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = SELF.read_text().splitlines()
     except OSError:
         return None
     for line in lines:
