@@ -11,15 +11,22 @@ names a failure's likely cause); the rubric; pyproject.toml and uv.lock for the 
 environment. Students never see it: Gradescope keeps it to the container, and the sandbox
 keeps it from the submission's code. Left out: a reference `cs336_basics` (a submission
 brings its own, and grading never imports the repository's), `tests/adapters.py`, the
-stored fixtures (every run draws fresh ones) and the grader's own tests.
+stored fixtures (the inputs are drawn in setup.sh, or per run) and the grader's own tests.
+
+setup.sh is written for Gradescope's default image (`Image`): a pinned uv and Python,
+CPU-only torch of the course's version, the inputs drawn once for a seed the zip keeps;
+run_autograder passes the grader a deadline inside Gradescope's timeout.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import tempfile
+import tomllib
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from cs336_harness.grading.errors import GraderError
@@ -34,29 +41,72 @@ COPIED = ("pyproject.toml", "uv.lock", "data/shakespeare_tragedies.txt")
 EXECUTABLE = ("setup.sh", "run_autograder")
 # Where Gradescope puts everything: source/ (the zip), submission/, results/.
 GRADESCOPE_ROOT = "/autograder"
+# The uv that setup.sh installs (from PyPI), and so the Python builds it can download: a
+# rebuilt image gets the same tools as the first.
+UV_VERSION = "0.13.9"
+PYTHONS = ("3.11", "3.12", "3.13")
+DEFAULT_PYTHON = "3.12"
+# The torch versions a course may pick: those `.ci/matrix.py` checks (2.6 is the 2025
+# course's, 2.11 the 2026 course's), and uv.lock's own (`locked_torch`).
+MATRIX_TORCH = ("2.6", "2.11")
+# Gradescope's default autograder timeout, in seconds (its settings allow up to 40 minutes).
+GRADESCOPE_TIMEOUT = 600
+# Of that timeout, what run_autograder does not hand the grader as its deadline: the
+# container's start, the interpreter's, and Gradescope reading the results afterwards.
+TIMEOUT_MARGIN = 45
 
 SETUP = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image, with the zip
-# unpacked in /autograder/source. Written by `cs336-grade autograder`.
+# unpacked in /autograder/source. Written by `cs336-grade autograder`, with the choices
+# below; it closes with the time it took and the environment's size.
 set -euo pipefail
+UV_VERSION={uv}
+PYTHON={python}
+TORCH={torch}
+# cpu: PyTorch's CPU-only wheels (no CUDA libraries a grader never loads); empty: PyPI's
+# default (CUDA) build.
+TORCH_BACKEND={backend}
+# The seed of the inputs every submission is graded on, drawn once below; empty: inputs
+# drawn anew for every submission.
+SEED={seed}
 cd "${{AUTOGRADER_ROOT:-{root}}}/source"
-# bubblewrap: the sandbox every submission's code runs in; curl: for uv's installer.
-apt-get update
-apt-get install -y --no-install-recommends bubblewrap ca-certificates curl
-# uv from its official installer (pip refuses system-wide installs on current Ubuntu), put
-# where every later step finds it.
-curl -LsSf https://astral.sh/uv/install.sh | env UV_UNMANAGED_INSTALL=/usr/local/bin sh
-# The locked environment, in .venv; uv fetches a Python >= 3.11 if the image's is older.
-# Bytecode is compiled now: graded processes never write any, and would compile torch anew.
-uv sync --locked --no-dev --compile-bytecode
+export DEBIAN_FRONTEND=noninteractive
+# bubblewrap: the sandbox every submission's code runs in; pip: to install uv from PyPI.
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends bubblewrap ca-certificates python3-pip >/dev/null
+# Newer Ubuntus refuse pip's system-wide installs unless asked; 22.04's pip ignores this.
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --no-cache-dir "uv==$UV_VERSION"
+# A Python of uv's own (never the image's: Ubuntu 22.04's python3.11 is a release
+# candidate), under /opt, where every user can read it; uv's cache only for the build.
+export UV_PYTHON_INSTALL_DIR=/opt/cs336-python UV_PYTHON_PREFERENCE=only-managed
+export UV_CACHE_DIR=/tmp/cs336-uv-cache UV_NO_PROGRESS=1
+uv venv --python "$PYTHON" .venv
+# uv.lock's versions of everything but torch and what only torch needs, then the torch
+# chosen (its own dependencies resolved for it); bytecode now, as graded processes write none.
+uv export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate \\
+  --prune torch --output-file requirements.txt >/dev/null
+uv pip install --python .venv/bin/python --compile-bytecode \\
+  ${{TORCH_BACKEND:+--torch-backend "$TORCH_BACKEND"}} -r requirements.txt "$TORCH"
+rm -rf "$UV_CACHE_DIR"
+if [[ -n "$SEED" ]]; then
+  .venv/bin/python -m cs336_harness.grading draw --seed "$SEED" --out inputs
+fi
+# Gradescope's container refuses namespaces, so the sandbox's user tier confines each
+# submission: its user may read the environment (.venv, the Python under /opt) and nothing
+# else of the package: not the oracle, not the drawn inputs with their expected outputs, not
+# this script's seed. The grader refuses to grade if it could.
+find . -mindepth 1 -maxdepth 1 ! -name .venv -exec chmod -R go-rwx {} +
+.venv/bin/python -c 'import sys, torch; print("python", sys.version[:7], torch.__version__)'
+size=$(du -sh --total .venv "$UV_PYTHON_INSTALL_DIR" | tail -1 | cut -f1)
+echo "setup.sh: $SECONDS s; environment: $size"
 """
 
 RUN = """\
 #!/usr/bin/env bash
 # Gradescope runs this for every submission, in a fresh container of the image setup.sh
-# built: it grades /autograder/submission on inputs drawn for this run and writes
-# /autograder/results/results.json. Written by `cs336-grade autograder`, with its options.
+# built: it grades /autograder/submission and writes /autograder/results/results.json
+# before Gradescope's timeout. Written by `cs336-grade autograder`, with its options.
 # Outside Gradescope, AUTOGRADER_ROOT replaces /autograder and AUTOGRADER_PYTHON the
 # interpreter of the environment setup.sh installed.
 set -euo pipefail
@@ -73,10 +123,11 @@ README = """\
 # CS336 assignment 1: Gradescope autograder
 
 Written by `cs336-grade autograder` from the cs336-basics harness; upload the zip as a
-programming assignment's autograder. `setup.sh` installs the locked environment and
-bubblewrap; `run_autograder` grades each submission (`cs336_basics/` and
-`tests/adapters.py` at its top level) on inputs drawn for it, with the options it lists.
-Each result's output names its seed (`inputs: fresh, drawn for seed S`), and
+programming assignment's autograder. `setup.sh` installs bubblewrap and the environment
+(its first lines say which Python and torch) and, unless inputs are drawn per submission,
+draws the inputs every submission is graded on; `run_autograder` grades each submission
+(`cs336_basics/` and `tests/adapters.py`, at its top level or in one folder) with the options
+it lists. Its output (staff only, unless the rubric says otherwise) names the seed, and
 `cs336-grade SUBMISSION --seed S` regrades on the same inputs. `rubric.toml` holds the
 points and, in `[gradescope]`, who sees the results and when.
 
@@ -84,15 +135,68 @@ For staff only: this package holds the oracle and the fixture generator.
 """
 
 
-def build(dest: Path, rubric: Path, options: list[str], repo: Path = REPO_ROOT) -> None:
-    """Write the autograder zip to `dest`: `rubric` as its rubric.toml, and a run_autograder
-    that passes `options` to cs336-grade."""
+def locked_torch(repo: Path = REPO_ROOT) -> str:
+    """The torch version uv.lock holds, e.g. "2.15.0"."""
+    lock = tomllib.loads((repo / "uv.lock").read_text())
+    return next(p["version"] for p in lock["package"] if p["name"] == "torch")
+
+
+def torch_requirement(choice: str, repo: Path = REPO_ROOT) -> str:
+    """The requirement setup.sh installs for `--torch` `choice`: a matrix version (any of
+    its releases) or uv.lock's own, exactly."""
+    if choice in MATRIX_TORCH:
+        return f"torch=={choice}.*"
+    locked = locked_torch(repo)
+    if re.fullmatch(rf"{re.escape(choice)}(\.\d+)*", locked):
+        return f"torch=={locked}"
+    raise GraderError(
+        f"torch {choice} is not checked here: pick {', '.join(MATRIX_TORCH)} (.ci/matrix.py) "
+        f"or uv.lock's {locked}"
+    )
+
+
+@dataclass(frozen=True)
+class Image:
+    """What setup.sh installs and draws: the course's choices."""
+
+    python: str = DEFAULT_PYTHON
+    torch: str = ""  # a `--torch` choice; empty: uv.lock's
+    cuda: bool = False
+    # The seed of the inputs drawn once for every submission; None: drawn per submission.
+    seed: int | None = None
+    # Gradescope's autograder timeout (seconds): results.json is written before it.
+    timeout: float = GRADESCOPE_TIMEOUT
+
+    def setup(self, repo: Path) -> str:
+        return SETUP.format(
+            root=GRADESCOPE_ROOT,
+            uv=UV_VERSION,
+            python=self.python,
+            torch=shlex.quote(torch_requirement(self.torch or locked_torch(repo), repo)),
+            backend="" if self.cuda else "cpu",
+            seed="" if self.seed is None else self.seed,
+        )
+
+    def run_options(self) -> list[str]:
+        """What run_autograder adds to the course's grading options."""
+        deadline = max(self.timeout - TIMEOUT_MARGIN, self.timeout / 2)
+        drawn = [] if self.seed is None else ["--drawn-inputs", "inputs"]
+        return [f"--deadline={deadline:g}", *drawn]
+
+
+def build(
+    dest: Path, rubric: Path, options: list[str], repo: Path = REPO_ROOT, image: Image = Image()
+) -> None:
+    """Write the autograder zip to `dest`: `rubric` as its rubric.toml, a setup.sh that
+    installs and draws what `image` says, and a run_autograder that passes `options` to
+    cs336-grade."""
     missing = [name for name in (*NEEDED, *COPIED) if not (repo / name).exists()]
     if missing:
         raise GraderError(
             f"{repo} has no {', '.join(missing)}, which the autograder needs to draw fresh "
             "inputs (a student handout withholds them)"
         )
+    setup = image.setup(repo)
     with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as staging:
         tree = Path(staging)
         copy_tree(repo / "cs336_harness", tree / "cs336_harness", repo)
@@ -104,8 +208,8 @@ def build(dest: Path, rubric: Path, options: list[str], repo: Path = REPO_ROOT) 
             shutil.copyfile(repo / name, tree / name)
         shutil.copyfile(rubric, tree / "rubric.toml")
         (tree / "README.md").write_text(README)
-        (tree / "setup.sh").write_text(SETUP.format(root=GRADESCOPE_ROOT))
-        run = RUN.format(root=GRADESCOPE_ROOT, options=shlex.join(options))
+        (tree / "setup.sh").write_text(setup)
+        run = RUN.format(root=GRADESCOPE_ROOT, options=shlex.join(options + image.run_options()))
         (tree / "run_autograder").write_text(run)
         _zip(tree, dest)
 

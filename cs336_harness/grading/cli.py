@@ -2,6 +2,7 @@
 `cs336-grade merge DIR ... --out DIR`: join the reports of shards (`--shard i/n`).
 `cs336-grade autograder --out FILE.zip [OPTIONS]`: a Gradescope autograder that grades
 with those options.
+`cs336-grade draw --seed S --out DIR`: draw inputs once, for `--drawn-inputs DIR`.
 
 With no argument it grades the bundled implementation. Exit status: 0 when grading
 completed, whatever the scores; 1 when a score is below `--fail-under`; 2 when the grader
@@ -16,6 +17,7 @@ import secrets
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,12 +27,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from cs336_harness.grading import cgroups
+from cs336_harness.grading import cgroups, drawn
+from cs336_harness.grading.autograder import (
+    DEFAULT_PYTHON,
+    GRADESCOPE_TIMEOUT,
+    MATRIX_TORCH,
+    PYTHONS,
+    Image,
+    locked_torch,
+)
 from cs336_harness.grading.autograder import build as build_autograder
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
 from cs336_harness.grading.reports import RunInfo, write_reports
+from cs336_harness.grading.reports.gradescope import DIAGNOSED_BY_OUTPUT
 from cs336_harness.grading.reports.table import family_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
 from cs336_harness.grading.sandbox import BUBBLEWRAP, NONE, USER, Sandbox, check_sandbox
@@ -163,6 +174,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="grade on the committed fixtures, which every student has (the default of the "
         "self-check, with no submission named)",
     )
+    inputs.add_argument(
+        "--drawn-inputs",
+        type=Path,
+        metavar="DIR",
+        help="grade on the inputs `cs336-grade draw` drew into DIR (their seed is in the reports)",
+    )
+    parser.add_argument(
+        "--for-students",
+        action="store_true",
+        help="results.json for students to read (the autograder's): how the run was made and "
+        "the trusted processes' logs are printed here, for staff, instead of in its output",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="write the reports within SECONDS of the start, whatever the submissions do: "
+        "each test family gets a share of the time, and the tests left when it runs out are "
+        "reported as not run (Gradescope's autograder timeout, less a margin)",
+    )
     parser.add_argument(
         "--fixtures-dir", type=Path, default=DEFAULT_FIXTURES, help="trusted fixture directory"
     )
@@ -182,22 +213,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.deadline is not None and args.deadline <= 0:
+        parser.error("--deadline must be a positive number of seconds")
     return args
 
 
-def _seed(args: argparse.Namespace) -> int | None:
+def _seed(args: argparse.Namespace, inputs: drawn.DrawnInputs | None) -> int | None:
     """The seed of this run's inputs; None: the stored fixtures.
 
     Grading submissions draws a new seed by default: the stored fixtures, expected outputs
     included, are in every student's copy, so a submission could carry their answers. The
     self-check grades this checkout's own code, where that cannot matter: it uses the
     stored fixtures, which are what `uv run pytest` checks, and works in the handout."""
+    if inputs is not None:
+        return inputs.seed
     if args.stored_inputs or (args.seed is None and not args.submissions):
         return None
     return args.seed if args.seed is not None else secrets.randbits(31)
 
 
-def _trusted_fixtures(args: argparse.Namespace, seed: int | None, workroot: Path) -> Path:
+def _trusted_fixtures(
+    args: argparse.Namespace, seed: int | None, workroot: Path, inputs: drawn.DrawnInputs | None
+) -> Path:
+    if inputs is not None:
+        return inputs.fixtures
     if seed is not None:
         return fresh_fixtures(seed, workroot / "fresh-fixtures")
     problems = manifest_problems(args.fixtures_dir.resolve())
@@ -229,7 +268,8 @@ def _grade_all(
     # submission are graded again, alone.
     again = []
     for result, (_, path) in zip(graded, submissions, strict=True):
-        if result.load and any(t.load_sensitive for t in result.tests):
+        # Not past a deadline, which the first grading was made to fit.
+        if result.load and grader.deadline is None and any(t.load_sensitive for t in result.tests):
             console.print(
                 f"grading again alone: {result.name} (timed out beside others)", markup=False
             )
@@ -252,6 +292,8 @@ def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -
 
 
 def _inputs(args: argparse.Namespace, seed: int | None) -> str:
+    if args.drawn_inputs is not None:
+        return f"drawn once for seed {seed} (cs336-grade draw; regrade on them: --seed {seed})"
     if seed is not None:
         return f"fresh, drawn for seed {seed} (regrade on the same inputs: --seed {seed})"
     if args.stored_inputs:
@@ -279,6 +321,10 @@ def _report(
     for line in info.lines():
         console.print(line, markup=False, soft_wrap=True)
     console.print(f"reports in {args.out}: {', '.join(written)}", markup=False, soft_wrap=True)
+    if info.for_students:  # what results.json leaves out, for staff
+        for result in graded:
+            if any(t.status in DIAGNOSED_BY_OUTPUT for t in result.tests):
+                console.print(f"--- {result.name}: output ---\n{result.output}", markup=False)
     unstarted = [r for r in graded if any(t.host_failure for t in r.tests)]
     if unstarted:
         first = next(t.message for t in unstarted[0].tests if t.host_failure)
@@ -303,6 +349,12 @@ def _report(
     return EXIT_OK
 
 
+def _protected(args: argparse.Namespace) -> tuple[Path, ...]:
+    """Where this run's inputs and expected outputs come from, beside the bundle: what the
+    user tier's worker must not read."""
+    return () if args.drawn_inputs is None else (args.drawn_inputs.resolve(),)
+
+
 def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: Console) -> Sandbox:
     """The strongest tier asked for that works here, checked: bubblewrap, else (as root) a
     user of its own without namespaces. The self-check (no submission named) grades this
@@ -315,7 +367,7 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
     if wanted in (AUTO, BUBBLEWRAP):
         sandbox = Sandbox()
         try:
-            check_sandbox(sandbox, bundle.trusted, limits)
+            check_sandbox(sandbox, bundle.trusted, limits, _protected(args))
             return sandbox
         except GraderError as error:
             refusals.append(str(error))
@@ -324,7 +376,7 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
         reason = "--sandbox user" if wanted == USER else "namespaces refused here"
         sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root))
         try:
-            check_sandbox(sandbox, bundle.trusted, limits)
+            check_sandbox(sandbox, bundle.trusted, limits, _protected(args))
             if refusals:
                 errors.print(f"note: {refusals[0]}; the user tier confines it", markup=False)
             return sandbox
@@ -351,15 +403,18 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
     limits = Limits(
         args.test_timeout, args.submission_timeout, args.memory_limit, args.output_limit
     )
-    seed = _seed(args)
+    deadline = None if args.deadline is None else time.time() + args.deadline
+    inputs = None if args.drawn_inputs is None else drawn.read(args.drawn_inputs)
+    seed = _seed(args, inputs)
     workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
     grader: Grader | None = None
     sandbox: Sandbox | None = None
     jobs = min(args.jobs, len(submissions) or 1)
     groups = cgroups.set_up(jobs)
     try:
-        fixtures = _trusted_fixtures(args, seed, workroot)
-        bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle")
+        fixtures = _trusted_fixtures(args, seed, workroot, inputs)
+        table = inputs.table if inputs is not None else None
+        bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle", table)
         sandbox = _sandbox(args, bundle, limits, errors)
         if not groups.enabled:
             errors.print(f"note: {groups.description}", markup=False, soft_wrap=True)
@@ -372,8 +427,19 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             class_size=len(everyone),
             shard=f"{index}/{count}",
             resources=groups.description,
+            for_students=args.for_students,
         )
-        grader = Grader(bundle, limits, sandbox, workroot, jobs, groups, rubric.rules.policy)
+        grader = Grader(
+            bundle,
+            limits,
+            sandbox,
+            workroot,
+            jobs,
+            groups,
+            rubric.rules.policy,
+            deadline,
+            preload=len(submissions) > 1,
+        )
         graded = _grade_all(grader, submissions, args.jobs, errors)
     finally:
         if grader is not None:
@@ -414,16 +480,79 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
 def run_autograder(argv: list[str], console: Console) -> int:
     parser = argparse.ArgumentParser(
         prog="cs336-grade autograder",
-        description="Write a Gradescope autograder: setup.sh installs this harness and its "
-        "locked environment, run_autograder grades each submission on inputs drawn for it, "
+        description="Write a Gradescope autograder: setup.sh installs this harness in a "
+        "pinned environment and draws the inputs, run_autograder grades each submission "
         "with these options; the rubric's [gradescope] table says who sees the results.",
     )
     parser.add_argument("--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
     _grading_options(parser)
+    image = parser.add_argument_group("the image setup.sh builds")
+    image.add_argument(
+        "--python", choices=PYTHONS, default=DEFAULT_PYTHON, help="the Python uv installs"
+    )
+    image.add_argument(
+        "--torch",
+        default="",
+        metavar="VERSION",
+        help=f"the course's torch, one that .ci/matrix.py checks: {', '.join(MATRIX_TORCH)} "
+        f"(default: uv.lock's, {locked_torch()})",
+    )
+    image.add_argument(
+        "--cuda",
+        action="store_true",
+        help="PyPI's CUDA build of torch (gigabytes of libraries) instead of the CPU-only one",
+    )
+    image.add_argument(
+        "--inputs",
+        choices=("per-assignment", "per-submission"),
+        default="per-assignment",
+        help="per-assignment (default): setup.sh draws the inputs once, for the seed, and every "
+        "submission is graded on them; per-submission: each run draws its own",
+    )
+    image.add_argument(
+        "--seed",
+        type=int,
+        help="the seed of the per-assignment inputs (default: a new one, kept in the zip)",
+    )
+    image.add_argument(
+        "--timeout",
+        type=float,
+        default=GRADESCOPE_TIMEOUT,
+        metavar="SECONDS",
+        help="the assignment's autograder timeout on Gradescope (default "
+        f"{GRADESCOPE_TIMEOUT}): results.json is written before it",
+    )
     args = parser.parse_args(argv)
+    if args.inputs == "per-submission" and args.seed is not None:
+        parser.error("--seed is for --inputs per-assignment")
+    if args.timeout <= 0:
+        parser.error("--timeout must be a positive number of seconds")
     load_rubric(args.rubric)  # a broken rubric is refused here, not at every submission
-    build_autograder(args.out, args.rubric, _passed_on(args))
-    console.print(f"wrote {args.out}: upload it as the assignment's autograder", markup=False)
+    per_assignment = args.inputs == "per-assignment"
+    seed = args.seed if args.seed is not None else secrets.randbits(31)
+    seed = seed if per_assignment else None
+    built = Image(args.python, args.torch, args.cuda, seed, args.timeout)
+    build_autograder(args.out, args.rubric, _passed_on(args), image=built)
+    inputs = f"inputs drawn once, for seed {seed}" if per_assignment else "inputs per submission"
+    console.print(
+        f"wrote {args.out} ({inputs}; results within {args.timeout:g} s): upload it as the "
+        "assignment's autograder, with the same autograder timeout in its settings",
+        markup=False,
+    )
+    return EXIT_OK
+
+
+def run_draw(argv: list[str], console: Console) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade draw",
+        description="Draw inputs and the oracle's expected outputs once, for grading any "
+        "number of submissions on them later (--drawn-inputs DIR).",
+    )
+    parser.add_argument("--seed", type=int, required=True, help="the seed to draw them for")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write")
+    args = parser.parse_args(argv)
+    inputs = drawn.draw(args.seed, args.out)
+    console.print(f"drew the inputs of seed {inputs.seed} into {inputs.root}", markup=False)
     return EXIT_OK
 
 
@@ -433,7 +562,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    command = argv[0] if argv[:1] in (["merge"], ["autograder"]) else None
+    command = argv[0] if argv[:1] in (["merge"], ["autograder"], ["draw"]) else None
     args = None if command else parse_args(argv)
     # A cancelled CI job gets SIGTERM: stop like on Ctrl-C, killing the test processes
     # (in sessions of their own, no signal reaches them) and removing the work directory.
@@ -445,9 +574,11 @@ def main(argv: list[str] | None = None) -> int:
             return run_merge(argv[1:], console, errors)
         if command == "autograder":
             return run_autograder(argv[1:], console)
+        if command == "draw":
+            return run_draw(argv[1:], console)
         return run(args, console, errors)
     except (GraderError, RubricError, OSError) as error:
-        cannot = "build the autograder" if command == "autograder" else "grade"
+        cannot = {"autograder": "build the autograder", "draw": "draw inputs"}.get(command, "grade")
         errors.print(Text.assemble((f"cs336-grade: cannot {cannot}: ", "bold red"), str(error)))
         return EXIT_GRADER_ERROR
     except KeyboardInterrupt:

@@ -38,7 +38,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from cs336_harness.grading import cgroups, interpreter
+from cs336_harness.grading import cgroups, container, interpreter
 from cs336_harness.grading.cgroups import Cgroups
 from cs336_harness.grading.environment import absent_imports
 from cs336_harness.grading.errors import GraderError
@@ -63,6 +63,16 @@ OUTPUT_TAIL = 6000
 PATH_CHARS = 500
 # A judge has this long past the submission's own limits to finish its report.
 JUDGE_SLACK = 60.0
+# Under a deadline (`--deadline`): the judge's tests end this long before it (a tenth of it
+# at most), and the judge is killed half as long before it, leaving the grader the rest to
+# write the reports (a second or two at half a vCPU).
+DEADLINE_RESERVE = 20.0
+
+
+def deadline_reserve(seconds: float) -> float:
+    return min(DEADLINE_RESERVE, seconds / 10)
+
+
 # Paths left out of a copy that a report names; the rest are counted. A submission can
 # hold thousands of links or FIFOs, and each note is a line of its report.
 NOTES = 20
@@ -122,11 +132,20 @@ class Lane:
     """One judge process (`judge.py`) and the index that gives its workers their user id and
     their cgroups; `lanes` of them share the host."""
 
-    def __init__(self, index: int, bundle: Bundle, groups: Cgroups, lanes: int, home: Path):
+    def __init__(
+        self,
+        index: int,
+        bundle: Bundle,
+        groups: Cgroups,
+        lanes: int,
+        home: Path,
+        preload: bool = True,
+    ):
         self.index = index
         self.bundle = bundle
         # The judge's working directory: the run's private one, never the temp directory.
         self.home = home
+        self.preload = preload
         self.process: subprocess.Popen[str] | None = None
         self._procs = [str(d / "cgroup.procs") for d in groups.judge(index)]
         self._cpus = None if groups.enabled else cgroups.lane_cpus(index, lanes)
@@ -142,7 +161,7 @@ class Lane:
         env = {k: v for k, v in ENV.items() if k not in ("HOME", "TMPDIR")}
         env |= {"PATH": os.environ.get("PATH", ENV["PATH"])}
         return subprocess.Popen(
-            interpreter.command("cs336_harness.grading.judge"),
+            interpreter.command("cs336_harness.grading.judge", *["--preload"] * self.preload),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -190,14 +209,21 @@ class Grader:
         jobs: int,
         groups: Cgroups | None = None,
         policy: Policy = DEFAULT_POLICY,
+        deadline: float | None = None,
+        preload: bool = True,
     ):
+        """`deadline`: when the reports must be written, in seconds since the epoch;
+        `preload`: the judges import what only failure reports need (`judge.py`) once, for
+        many submissions."""
         self.bundle = bundle
+        self.deadline = deadline
+        self.reserve = 0.0 if deadline is None else deadline_reserve(deadline - time.time())
         self.policy = policy
         self.limits = limits
         self.sandbox = sandbox
         self.workroot = workroot
         self.cgroups = groups or Cgroups(unavailable="not asked for")
-        self.lanes = [Lane(i, bundle, self.cgroups, jobs, workroot) for i in range(jobs)]
+        self.lanes = [Lane(i, bundle, self.cgroups, jobs, workroot, preload) for i in range(jobs)]
         self._free: queue.SimpleQueue[Lane] = queue.SimpleQueue()
         for lane in self.lanes:
             self._free.put(lane)
@@ -315,10 +341,13 @@ class Grader:
             cgroups=self.cgroups,
             policy=self.policy,
             cpus=lane.cpu_count,
+            deadline=None if self.deadline is None else self.deadline - self.reserve,
         )
         (home / "job.json").write_text(job.to_json())
         timeout = self.limits.submission_wall + BOOT_WALL + JUDGE_SLACK
-        returncode = lane.run(args, home / "judge.log", timeout)
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - self.reserve / 2 - time.time())
+        returncode = lane.run(args, home / "judge.log", max(timeout, 0.0))
         if self._stopped.is_set():
             raise GraderError("grading was stopped")
         record = read_record(job.results)
@@ -336,20 +365,24 @@ class Grader:
         """The record and the tests' verdicts on the copy in `home`, and the output to
         report."""
         args = pytest_args(self.bundle, home / "job.json", select)
+        kills = container.oom_kills()
         record, collected, returncode = self._judge(lane, home, home / "submission", args)
+        # Without cgroups of its own, a worker's memory is bounded per process, below the
+        # container's: a process the kernel killed for the container's memory was the
+        # grader's to fit (or a submission's many processes together: reported alike).
+        killed = 0 if self.cgroups.enabled else container.oom_kills() - kills
         if select is None:
             self._collected = collected
         problems = self.bundle.problems()
         if problems:
             raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
         tests = []
+        why = self._why_stopped(returncode)
+        host = _host_failure(record, returncode, killed)
         for nodeid, family, kind in collected:
-            test = record.finished.get(nodeid) or GradedTest(
-                nodeid,
-                family,
-                Status.ERROR,
-                f"not run: the judge stopped before this test (exit {returncode})",
-            )
+            test = record.finished.get(nodeid) or GradedTest(nodeid, family, Status.ERROR, why)
+            if host and test.status != Status.PASSED:
+                test = replace(test, status=Status.ERROR, message=host, host_failure=True)
             tests.append(replace(test, family=family, kind=kind))
         output = "\n".join(
             [
@@ -360,6 +393,13 @@ class Grader:
             ]
         )
         return record, tests, output
+
+    def _why_stopped(self, returncode: int | None) -> str:
+        """Why the tests a judge did not finish were not run."""
+        deadline = self.deadline
+        if returncode is None and deadline is not None and time.time() >= deadline - self.reserve:
+            return "not run: grading ran out of time (the deadline) before this test"
+        return f"not run: the judge stopped before this test (exit {returncode})"
 
     def _refused(self, lane: Lane, home: Path, reason: str) -> list[GradedTest]:
         """Every test an error that gives the intake's reason; no code of the submission
@@ -376,6 +416,33 @@ class Grader:
             GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
             for nodeid, family, kind in collected
         ]
+
+
+def _stopped(returncode: int | None) -> str:
+    if returncode is None:
+        return "it stopped answering"
+    if returncode < 0:
+        try:
+            return f"it was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"it was killed by signal {-returncode}"
+    return f"it exited with code {returncode}"
+
+
+def _host_failure(record: RunRecord, returncode: int | None, killed: int) -> str:
+    """Why a judge run's verdicts are the host's failure, not the submission's; "" if not."""
+    if killed > 0:
+        why = container.too_small(container.memory_limit())
+        return f"not graded: the kernel stopped {killed} process(es) for memory: {why}"
+    if record.started == 0 and returncode not in (0, 1):
+        # Pytest's own codes (interrupted, internal error, usage) or a signal: no test
+        # began, so none of the submission's code had run.
+        memory = container.memory_limit()
+        hint = ""
+        if returncode in (None, -signal.SIGKILL) and memory is not None:
+            hint = f"; if for memory, {container.too_small(memory)}"
+        return f"not graded: the judge stopped before its first test ({_stopped(returncode)}{hint})"
+    return ""
 
 
 # Forbidden uses and unread files kept per submission (the count is always exact).

@@ -30,6 +30,9 @@ class Job:
     policy: Policy = DEFAULT_POLICY
     # What the worker's os.cpu_count() says: the lane's CPUs (`cgroups.lane_cpu_count`).
     cpus: int = 1
+    # When the judge must have finished, in seconds since the epoch (`cs336-grade
+    # --deadline`); None: no deadline but the limits'.
+    deadline: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(
@@ -44,6 +47,7 @@ class Job:
                 "cgroups": self.cgroups.to_dict(),
                 "policy": self.policy.to_json(),
                 "cpus": self.cpus,
+                "deadline": self.deadline,
             }
         )
 
@@ -63,4 +67,5 @@ class Job:
             cgroups=Cgroups.from_dict(data.get("cgroups")),
             policy=Policy.from_json(data["policy"]),
             cpus=int(data["cpus"]),
+            deadline=data.get("deadline"),
         )

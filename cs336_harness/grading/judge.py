@@ -1,12 +1,15 @@
 """The judge: the trusted process that runs the tests on one submission at a time.
 
-`python -P -S -m cs336_harness.grading.judge` is started once per grading lane (`-j`) by the
-grader (`grader.Lane`). It imports torch, pytest and the harness once, then reads one job
-per line on stdin, `{"args": [...pytest arguments...], "log": PATH}`: for each it forks a
-child that runs pytest with those arguments, its output going to PATH, and answers with
-the line `{"returncode": N}`. Forking from a process that has done its imports saves the
-~4.5 s of `import torch` per submission (and the ~3 s that torch.testing's first report
-spends importing torch.distributed), and every child starts from the same clean state.
+`python -P -S -m cs336_harness.grading.judge [--preload]` is started once per grading lane
+(`-j`) by the grader (`grader.Lane`). It imports torch, pytest and the harness once, then
+reads one job per line on stdin, `{"args": [...pytest arguments...], "log": PATH}`: for
+each it forks a child that runs pytest with those arguments, its output going to PATH, and
+answers with the line `{"returncode": N}`. Forking from a process that has done its imports
+saves the ~4.5 s of `import torch` per submission, and every child starts from the same
+clean state. `--preload` also imports what torch.testing's first failure report needs
+(torch.distributed.tensor: ~3 s, and ~40 MB that the judge and its child then share): worth
+it when there are many submissions to grade, not for one whose report may never need it
+(Gradescope's one per container, in 768 MB).
 
 Nothing of a submission runs here: its code runs in the worker, which a child starts in
 the sandbox (`recorder.Recorder`, `remote.RemoteAdapters`).
@@ -15,6 +18,7 @@ the sandbox (`recorder.Recorder`, `remote.RemoteAdapters`).
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import sys
@@ -22,7 +26,6 @@ import traceback
 
 import pytest
 import torch
-import torch.distributed.tensor
 
 import cs336_harness.compare
 import cs336_harness.grading.recorder
@@ -46,7 +49,9 @@ def _run_child(args: list[str], log: str) -> None:
         os._exit(code)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    if "--preload" in argv:
+        importlib.import_module("torch.distributed.tensor")
     torch.set_num_threads(1)  # before any fork: one intra-op thread per child, as the worker
     # Everything imported so far lives as long as the judge: no child's garbage collection
     # walks it (a tenth of a second each), nor copies the pages it would touch.
@@ -65,4 +70,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -39,6 +39,8 @@ class RunRecord:
     """The events of one judge run, as far as it got."""
 
     collected: list[tuple[str, str, str]] | None = None  # (node id, family, kind)
+    # How many tests began: none, and no code of the submission has run yet.
+    started: int = 0
     finished: dict[str, GradedTest] = field(default_factory=dict)
     workers: int = 0
     # The most memory one worker's cgroup held at once (0: no cgroup, or none reported).
@@ -73,6 +75,8 @@ def read_record(path: Path) -> RunRecord:
                 ]
             elif kind == "worker":
                 record.workers += 1
+            elif kind == "start":
+                record.started += 1
             elif kind == "worker_end":
                 record.peak_memory = max(record.peak_memory, int(event["peak_memory"]))
             elif kind == "finish":

@@ -1,16 +1,18 @@
 """The judge's pytest plugin: it gives the tests remote adapters for the submission its job
 names (`-p cs336_harness.grading.recorder --grading-job JOB.json`) and writes the verdict
-record (`record`), one event at a time."""
+record (`record`), one event at a time. Under a deadline it shares the time left among the
+test families (`Shares`)."""
 
 from __future__ import annotations
 
 import json
+import time
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from _pytest.outcomes import OutcomeException
+from _pytest.outcomes import Failed, OutcomeException
 
 from cs336_harness.adapter_loader import (
     AdapterImportFailure,
@@ -57,10 +59,56 @@ def _first_line(text: str) -> str:
     return line[:MESSAGE_CHARS]
 
 
+class NotRun(Failed):
+    """The test's family had used up its share of the deadline before the test began."""
+
+
+class Shares:
+    """The time left before a deadline, shared among the test families still to run.
+
+    When a family begins, it may use twice the mean of what is left per family, `2 L / (m +
+    1)` of the `L` seconds left with `m` families to go (itself included), and never more
+    than the first family could: what a family leaves unused goes to the ones after it (a
+    correct submission's slowest family needs a fraction of its share), while a family that
+    hangs costs at most its share wherever it comes, and the last family always keeps a
+    third of what is left for it. The first worker's start is not charged to the family that
+    waits for it (`RemoteAdapters._ready`)."""
+
+    def __init__(self, deadline: float):
+        # The deadline is on the epoch's clock (it crossed processes); measured here on the
+        # monotonic one, which no change of the system's time moves.
+        self.end = time.monotonic() + (deadline - time.time())
+        self.remaining: list[str | None] = []
+        self.family: str | None = None
+        self.cutoff = self.end
+        self.reason = ""
+        self.most: float | None = None  # the first family's share
+
+    def collected(self, families: list[str | None]) -> None:
+        self.remaining = families
+
+    def begin(self, index: int, family: str | None) -> bool:
+        """Test `index` of the collected ones, of `family`, is about to run; whether it is
+        the first of its family, which starts the family's share."""
+        if family == self.family and index > 0:
+            return False
+        self.family = family
+        now = time.monotonic()
+        left = max(self.end - now, 0.0)
+        families = len(set(self.remaining[index:])) or 1
+        share = 2 * left / (families + 1)
+        self.most = share if self.most is None else self.most
+        share = min(share, self.most)
+        self.cutoff = now + share
+        self.reason = f"the {family} tests used up their share of the time to grade ({share:.0f} s)"
+        return True
+
+
 # Failures the remote adapters raise, by the verdict each stands for.
 FAILURES = (
     (NotImplementedFailure, Status.NOT_IMPLEMENTED),
     (AdapterImportFailure, Status.ERROR),
+    (NotRun, Status.ERROR),
     (WorkerTimeout, Status.TIMED_OUT),
     (WorkerCrash, Status.CRASHED),
     (BadReply, Status.FAILED),
@@ -98,6 +146,21 @@ class Recorder:
         self.log: IO[str] = job.results.open("a")
         self.verdicts: dict[str, dict[str, Any]] = {}
         self.adapters: RemoteAdapters | None = None
+        self.shares = None if job.deadline is None else Shares(job.deadline)
+        self.order: dict[str, int] = {}
+        # The grader's private paths, as a report names them: the bundle's files by their
+        # path in it (tests/families/test_rope.py), the submission's copy as "submission".
+        bundle = job.harness.parent
+        self.paths = (
+            (str(job.submission), "submission"),
+            (f"{job.harness}/", ""),
+            (f"{bundle}/", ""),
+        )
+
+    def _relative(self, text: str) -> str:
+        for path, shown in self.paths:
+            text = text.replace(path, shown)
+        return text
 
     def write(self, event: str, **fields: Any) -> None:
         self.log.write(json.dumps({"event": event, **fields}) + "\n")
@@ -114,6 +177,8 @@ class Recorder:
             on_start=lambda: self.write("worker"),
             on_exit=self._worker_ended,
         )
+        if self.shares is not None:
+            self.adapters.end = self.shares.end
         self.adapters.start()  # it boots while the tests are collected
         return self.adapters
 
@@ -130,7 +195,25 @@ class Recorder:
             {"nodeid": item.nodeid, "family": _family(item), "kind": _kind(item)}
             for item in session.items
         ]
+        self.order = {item.nodeid: i for i, item in enumerate(session.items)}
+        if self.shares is not None:
+            self.shares.collected([_family(item) for item in session.items])
         self.write("collected", tests=tests)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Under a deadline: start the family's share when its first test begins, and run
+        no test once it is used up (before the test's fixtures, which may call the worker)."""
+        shares = self.shares
+        if shares is None:
+            return
+        adapters = self.adapters
+        if shares.begin(self.order.get(item.nodeid, 0), _family(item)) and adapters is not None:
+            adapters.cutoff, adapters.cutoff_reason = shares.cutoff, shares.reason
+        # The adapters' cutoff: the first worker's start moves it later.
+        cutoff = shares.cutoff if adapters is None or adapters.cutoff is None else adapters.cutoff
+        if time.monotonic() >= cutoff:
+            raise NotRun(f"not run: {shares.reason}", pytrace=False)
 
     def _worker_ended(self, worker: Worker) -> None:
         self.write("worker_end", peak_memory=worker.peak_memory())
@@ -147,7 +230,7 @@ class Recorder:
         # The first phase that goes wrong decides (a failed call, not its teardown).
         if (report.failed or report.skipped) and verdict["status"] == Status.PASSED:
             verdict["status"] = classify(call, report)
-            verdict["message"] = _message(call, report)
+            verdict["message"] = self._relative(_message(call, report))
             excinfo = call.excinfo
             verdict["load_sensitive"] = excinfo is not None and excinfo.errisinstance(
                 (LoadSensitiveTimeout, WorkerBootFailure)
@@ -155,7 +238,7 @@ class Recorder:
             verdict["host_failure"] = excinfo is not None and excinfo.errisinstance(
                 (WorkerBootFailure, WorkerBootTimeout)
             )
-            verdict["details"] = report.longreprtext[:DETAILS_CHARS]
+            verdict["details"] = self._relative(report.longreprtext)[:DETAILS_CHARS]
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

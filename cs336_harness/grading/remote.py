@@ -14,6 +14,7 @@ worker becomes one test's failure:
 | it cannot start (no code of its ran)  | fails, marked as the host's failure        |
 | importing the adapters fails or hangs | fails, and so does every later call        |
 | past its CPU time or wall-clock cap   | times out; the worker is killed            |
+| past its family's share of a deadline | times out; the worker is killed            |
 | the worker dies                       | crashes; the next call starts a new worker |
 | a malformed or oversized reply        | fails; the worker is killed                |
 
@@ -64,6 +65,10 @@ class WorkerTimeout(Failed):
 class LoadSensitiveTimeout(WorkerTimeout):
     """A time-out that load alone could cause: a call's wall-clock cap, or a worker that did
     not start in time (no submission code had run yet)."""
+
+
+class ShareTimeout(WorkerTimeout):
+    """The test's family used up its share of the grading deadline (`recorder.Shares`)."""
 
 
 class WorkerBootTimeout(LoadSensitiveTimeout):
@@ -165,6 +170,11 @@ class RemoteAdapters:
         self._import_failure: Failed | None = None
         # Forbidden calls the worker reported since the last `take_called`.
         self._called: Counter[tuple[str, str, int]] = Counter()
+        # Under a deadline (`recorder.Shares`): when the current family's share of it ends
+        # and why, on the monotonic clock, and when the judge's time ends altogether.
+        self.cutoff: float | None = None
+        self.cutoff_reason = ""
+        self.end: float | None = None
 
     @property
     def process(self) -> subprocess.Popen[bytes]:
@@ -253,14 +263,27 @@ class RemoteAdapters:
                 f"no answer within {limits.call_wall:g} s of wall-clock time "
                 "(waiting, sleeping or blocked)"
             )
+        wall = min(limits.call_wall, wall_left)
+        if self.cutoff is not None and self.cutoff - time.monotonic() < wall:
+            wall, wall_reason = max(self.cutoff - time.monotonic(), 0.0), self.cutoff_reason
         assert self.worker is not None
         return CallClock(
             self.worker.cpu_seconds,
             min(limits.test_timeout, cpu_left),
-            min(limits.call_wall, wall_left),
+            wall,
             cpu_reason,
             wall_reason,
         )
+
+    def _past_cutoff(self) -> bool:
+        return self.cutoff is not None and time.monotonic() >= self.cutoff
+
+    def _timed_out(self, timeout: Timeout, message: str) -> WorkerTimeout:
+        """The failure a time-out stands for: the family's share of the deadline (final),
+        or a limit of the call's own."""
+        if self._past_cutoff():
+            return ShareTimeout(message, pytrace=False)
+        return _timeout(timeout, message)
 
     def _charge(self, clock: CallClock) -> None:
         self.cpu_spent += clock.used()
@@ -274,9 +297,13 @@ class RemoteAdapters:
         if self._booted:
             return
         # No code of the submission runs before "booted": a failure here is the host's
-        # (the sandbox, the environment, a machine too busy), and is charged to nobody.
+        # (the sandbox, the environment, a machine too busy), and is charged to nobody, the
+        # family's share of a deadline included: the first worker's start is waited for
+        # from there.
+        waited = time.monotonic()
+        boot_end = waited + BOOT_WALL if self.end is None else min(waited + BOOT_WALL, self.end)
         try:
-            boot = self._receive(Deadline(time.monotonic() + BOOT_WALL))
+            boot = self._receive(Deadline(boot_end))
             if not boot.get("booted"):
                 raise ProtocolError("the worker did not start as the protocol says")
         except Timeout:
@@ -291,6 +318,8 @@ class RemoteAdapters:
         except ProtocolError as error:
             message = f"{BOOT_FAILED}: {error}"
             raise self._fail_import(WorkerBootFailure(message, pytrace=False)) from None
+        if self.cutoff is not None and self._started == 1:
+            self.cutoff = min(self.cutoff + time.monotonic() - waited, self.end or self.cutoff)
         self._booted = True
         self._await_import()
 
@@ -300,7 +329,7 @@ class RemoteAdapters:
             reply = self._receive(clock)
         except Timeout as timeout:
             message = f"importing the adapters: {timeout}; stopped"
-            raise self._fail_import(_timeout(timeout, message)) from None
+            raise self._fail_import(self._timed_out(timeout, message)) from None
         except Closed:
             message = f"cannot import adapters: the worker {self._died()} while importing them"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
@@ -318,6 +347,8 @@ class RemoteAdapters:
 
     def _out_of_time(self) -> WorkerTimeout | None:
         limits = self.limits
+        if self._past_cutoff():
+            return ShareTimeout(f"{self.cutoff_reason}: this call was not made", pytrace=False)
         if self.cpu_spent >= limits.submission_timeout:
             what = f"{limits.submission_timeout:g} s of CPU"
         elif self.wall_spent >= limits.submission_wall:
@@ -367,7 +398,7 @@ class RemoteAdapters:
             ) from None
         except Timeout as timeout:
             self.close()
-            raise _timeout(timeout, f"{timeout}; the worker was stopped") from None
+            raise self._timed_out(timeout, f"{timeout}; the worker was stopped") from None
         except ProtocolError as error:
             self.close()
             raise BadReply(f"{name} sent back {error}", pytrace=False) from None

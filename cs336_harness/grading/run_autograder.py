@@ -1,8 +1,10 @@
 """What the autograder's `run_autograder` runs, in Gradescope's container, per submission.
 
-`python -m cs336_harness.grading.run_autograder ROOT [OPTIONS]` grades ROOT/submission
-with `cs336-grade OPTIONS` on inputs drawn for this run, and puts its Gradescope report
-where Gradescope reads it, ROOT/results/results.json (ROOT: /autograder on Gradescope).
+`python -m cs336_harness.grading.run_autograder ROOT [OPTIONS]` finds the submission in
+what the student uploaded, ROOT/submission, grades it with `cs336-grade OPTIONS
+--for-students`, and puts its Gradescope report where Gradescope reads it,
+ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose a
+run (how it was made, the trusted processes' logs) goes to stdout.
 """
 
 from __future__ import annotations
@@ -14,48 +16,119 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cs336_harness.grading import cli
+from cs336_harness.grading import cli, container
+from cs336_harness.grading.limits import format_size, parse_size
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.scoring import load_rubric
-from cs336_harness.grading.submissions import is_submission
+from cs336_harness.grading.submissions import DEBRIS, UPLOAD_DEPTH, find_in_upload
 from cs336_harness.untrusted import clean_names
 
-# How many of a misplaced submission's top-level names its message shows.
-SHOWN = 20
+# What the grader's own processes hold at their peak in Gradescope's container, beside the
+# worker: the grader (~55 MB), the judge (~230 MB) and the child running the tests (~230 MB,
+# much of it shared with the judge), as measured at 768 MB, CPU-only torch 2.13, Python 3.11;
+# see docs/grading.md. A worker's data memory is capped to leave them this much.
+TRUSTED_MEMORY = 400 << 20
+# The least a worker needs: Python, torch and torch._dynamo (~300 MB of data), and room for
+# the tests' tensors.
+WORKER_MEMORY = 320 << 20
+# How many of an upload's names a message shows.
+SHOWN = 10
+ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".7z", ".rar")
+NEEDS = "your cs336_basics/ folder and tests/adapters.py"
 
 
-def _misplaced(submission: Path) -> str:
-    """Why a submission without cs336_basics/ or tests/adapters.py at its top was not
-    graded, naming what its top holds (cleaned: the names are the student's)."""
-    found = sorted(os.listdir(submission)) if submission.is_dir() else []
-    shown = ", ".join(clean_names(found[:SHOWN]))
-    if len(found) > SHOWN:
-        shown += f" and {len(found) - SHOWN} more"
+def _names(paths: list[str]) -> str:
+    """Names from the upload, cleaned (they are the student's), the first few."""
+    shown = ", ".join(clean_names(paths[:SHOWN]))
+    return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
+
+
+def _archives(upload: Path) -> list[str]:
+    """Archives in the upload (which Gradescope did not unpack), by their path in it."""
+    found = []
+    for directory, folders, files in os.walk(upload):
+        depth = len(Path(directory).relative_to(upload).parts)
+        folders[:] = [] if depth >= UPLOAD_DEPTH else [f for f in folders if f not in DEBRIS]
+        found += [
+            (Path(directory) / name).relative_to(upload).as_posix()
+            for name in files
+            if name.lower().endswith(ARCHIVES)
+        ]
+    return sorted(found)
+
+
+def not_found(upload: Path, found: list[Path]) -> str:
+    """Why an upload was not graded, in one line a student can act on."""
+    if found:
+        places = _names([f"{p.relative_to(upload).as_posix()}/" for p in found])
+        return f"Not graded: your upload holds {len(found)} submissions ({places}): upload one."
+    archives = _archives(upload)
+    if archives:
+        return (
+            f"Not graded: your upload holds {_names(archives)}, an archive inside the upload, "
+            f"which is not unpacked: upload {NEEDS} themselves, or a single zip of them."
+        )
+    top = sorted(os.listdir(upload)) if upload.is_dir() else []
+    holds = f" (it holds {_names(top)})" if top else " (it is empty)"
     return (
-        "Not graded: a submission holds cs336_basics/ and tests/adapters.py at its top level "
-        "(upload the files, or a zip of them, not of the folder holding them). "
-        f"At the top of this one: {shown or 'nothing'}."
+        f"Not graded: {NEEDS} were not found in your upload{holds}: upload them, or a zip of them."
     )
 
 
-def grade(root: Path, options: list[str]) -> int:
-    """Grade `root`/submission into `root`/results/results.json; cs336-grade's exit status.
+def fit_memory(options: list[str], limit: int | None) -> list[str] | str:
+    """`options` with the worker's memory limit lowered to fit in a container of `limit`
+    bytes beside the grader's own processes, so that a submission that allocates too much
+    fails in its own call rather than getting a process of the grader killed; a message for
+    staff instead when the container is too small to grade in at all."""
+    if limit is None:
+        return options
+    sizes = [o.split("=", 1)[1] for o in options if o.startswith("--memory-limit=")]
+    asked = parse_size(sizes[-1]) if sizes else 0
+    room = limit - TRUSTED_MEMORY
+    if room < WORKER_MEMORY:
+        return (
+            f"the container's memory limit ({format_size(limit)}) is too small to grade: a "
+            f"submission's worker needs {format_size(WORKER_MEMORY)} beside the grader's "
+            f"{format_size(TRUSTED_MEMORY)}; raise it to at least "
+            f"{format_size(WORKER_MEMORY + TRUSTED_MEMORY)} ({container.SETTING})"
+        )
+    if asked and asked <= room:
+        return options
+    return [*options, f"--memory-limit={room}"]
 
-    A submission whose files are not at its top level gets a score of 0 and a message that
-    says why. When the grader itself cannot run, or the submission's worker could not
-    start before any of its code ran (exit 2, the reason on stderr), no results.json is
-    written: Gradescope then shows staff an autograder failure, not a score of 0 the
-    student did not earn."""
-    submission, results = root / "submission", root / "results"
+
+def grade(root: Path, options: list[str]) -> int:
+    """Grade the submission in `root`/submission into `root`/results/results.json;
+    cs336-grade's exit status.
+
+    The submission is looked for in the upload (`submissions.find_in_upload`): one that is
+    not there, or not alone, gets a score of 0 and a one-line message that says why. When
+    the grader itself cannot run, or the host failed before any of the submission's code
+    ran (exit 2, the reason on stderr), no results.json is written: Gradescope then shows
+    staff an autograder failure, not a score of 0 the student did not earn."""
+    upload, results = root / "submission", root / "results"
     results.mkdir(parents=True, exist_ok=True)
-    if not is_submission(submission):
-        report = document(0.0, _misplaced(submission), load_rubric().gradescope)
+    limit = container.memory_limit()
+    fitted = fit_memory(options, limit)
+    if isinstance(fitted, str):
+        print(f"cs336-grade: cannot grade: {fitted}", file=sys.stderr, flush=True)
+        return cli.EXIT_GRADER_ERROR
+    if fitted is not options:
+        print(
+            f"memory: the container has {format_size(limit)}; a worker's data memory is "
+            f"capped at {format_size(int(fitted[-1].split('=')[1]))} to leave the grader "
+            f"{format_size(TRUSTED_MEMORY)} (--memory-limit)",
+            flush=True,
+        )
+    found = find_in_upload(upload)
+    if len(found) != 1:
+        report = document(0.0, not_found(upload, found), load_rubric().gradescope)
         write_json(results / "results.json", report, indent=2)
         return 0
     with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as out:
-        # Naming a submission draws fresh inputs; the rubric is this package's own.
-        status = cli.main([str(submission), "--out", out, *options])
+        # The rubric is this package's own; the results are for the student to read.
+        status = cli.main([str(found[0]), "--out", out, "--for-students", *fitted])
         report = Path(out) / "results.json"
         if report.is_file() and status != cli.EXIT_GRADER_ERROR:
             shutil.copyfile(report, results / "results.json")

@@ -389,15 +389,20 @@ class Sandbox:
 WITHHELD_FROM_WORKER = ("cs336_basics", "cs336_staff")
 
 
-def check_sandbox(sandbox: Sandbox, harness: Path, limits: Limits) -> None:
+def check_sandbox(
+    sandbox: Sandbox, harness: Path, limits: Limits, protected: tuple[Path, ...] = ()
+) -> None:
     """Start the sandbox once with a trivial command; a GraderError names what failed.
-    `harness` is the bundle's trusted folder, which the worker must not read."""
+    `harness` is the bundle's trusted folder, which the worker must not read, nor (in the
+    user tier, where only file permissions keep it out) the `protected` paths: where the
+    run's inputs and expected outputs came from."""
     if sandbox.kind == NONE:
         return
     if sandbox.kind == USER:
-        protected = [p for p in (*user_isolation.PROTECTED, harness.parent) if p.exists()]
+        candidates = (*user_isolation.PROTECTED, harness.parent, *protected)
+        hidden = [p for p in candidates if p.exists()]
         share = user_isolation.Share(Path(sandbox.share))
-        user_isolation.check(share, sandbox.uid_base, sandbox.site, protected)
+        user_isolation.check(share, sandbox.uid_base, sandbox.site, hidden)
         return
     refused = _namespaces_refused()
     if refused:

@@ -20,6 +20,42 @@ def is_submission(directory: Path) -> bool:
     )
 
 
+# An upload's debris, never a submission: macOS's resource forks in a zip it made.
+DEBRIS = ("__MACOSX",)
+# How deep in an upload a submission is looked for: a zip of the folder holding it, or of
+# the folder holding that.
+UPLOAD_DEPTH = 3
+
+
+def _entries(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(entries, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def find_in_upload(upload: Path) -> list[Path]:
+    """Where in an upload the submissions are: `upload` itself when it is one, else every
+    folder (not a link, not `__MACOSX` or hidden) within `UPLOAD_DEPTH` levels of it that
+    is one and is not inside another. A student may upload a zip of the folder holding the
+    files, or submit a whole repository; one result is a submission to grade."""
+    if is_submission(upload):
+        return [upload]
+    found, level = [], [upload]
+    for _ in range(UPLOAD_DEPTH):
+        below = []
+        for directory in level:
+            for entry in _entries(directory):
+                if entry.name.startswith(".") or entry.name in DEBRIS:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    path = Path(entry.path)
+                    (found if is_submission(path) else below).append(path)
+        level = below
+    return found
+
+
 def _expand(argument: Path) -> list[Path]:
     if not argument.is_dir():
         raise GraderError(f"not a directory: {argument}")

@@ -134,13 +134,17 @@ class Bundle:
         return differences(directory or self.root, self.expected)
 
 
-def build_bundle(repo: Path, fixtures: Path, dest: Path) -> Bundle:
-    """Copy the trusted harness, tests and `fixtures` from `repo` into `dest`."""
+def build_bundle(repo: Path, fixtures: Path, dest: Path, table: Path | None = None) -> Bundle:
+    """Copy the trusted harness, tests and `fixtures` from `repo` into `dest`; `table`: the
+    known mistakes' outputs on `fixtures`, computed already (`drawn.draw`)."""
     trusted = dest / "trusted"
     copy_tree(repo / "cs336_harness", trusted / "cs336_harness", repo)
     copy_tree(repo / "tests", trusted / "tests", repo, skip=NOT_TRUSTED_TESTS)
     (trusted / "pytest.ini").write_text(PYTEST_INI)
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
+    if table is not None:
+        shutil.copyfile(table, dest / DIAGNOSIS_TABLE)
+        return Bundle(dest, digests(dest))
     # The judge cannot import the catalog of known mistakes (it needs the oracle), so their
     # outputs on these fixtures are written here for it, beside the fixtures, out of the
     # worker's sight. A copy without the catalog (the handout) copies the table it ships

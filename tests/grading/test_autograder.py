@@ -1,11 +1,16 @@
 """`cs336-grade autograder`: the Gradescope package, built, unpacked and run as Gradescope
 runs it, on submissions in an /autograder-shaped tree (AUTOGRADER_ROOT). Not setup.sh,
-which installs system packages: run_autograder uses this environment (AUTOGRADER_PYTHON)."""
+which installs system packages and downloads a Python and torch: run_autograder uses this
+environment (AUTOGRADER_PYTHON), and the inputs are drawn here as setup.sh draws them.
+`/work/shared/gradescope/emulate.sh` runs the whole of it in an emulated Gradescope image."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,10 +22,13 @@ import pytest
 
 from cs336_harness.grading import cli
 from cs336_harness.grading import run_autograder as run_autograder_module
-from cs336_harness.grading.autograder import build
+from cs336_harness.grading.autograder import MATRIX_TORCH, Image, build, locked_torch
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.handout import export
+from cs336_harness.grading.run_autograder import TRUSTED_MEMORY, fit_memory, not_found
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC
+from cs336_harness.grading.submissions import find_in_upload
+from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
 from tests.grading.conftest import MEMORY_LIMIT, TEST_TIMEOUT, grade, without_bwrap
 
@@ -118,14 +126,32 @@ def package(tmp_path_factory: pytest.TempPathFactory, rubric: Path) -> Path:
     return path
 
 
+def _setup_line(package: Path, name: str) -> str:
+    """The value setup.sh gives `name` (its first lines hold the course's choices)."""
+    setup = zipfile.ZipFile(package).read("setup.sh").decode()
+    return "".join(shlex.split(re.search(rf"^{name}=(.*)$", setup, re.MULTILINE)[1]))
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory, package: Path) -> Path:
+    """The inputs setup.sh draws, once, for the seed the package holds."""
+    dest = tmp_path_factory.mktemp("drawn") / "inputs"
+    seed = _setup_line(package, "SEED")
+    command = [sys.executable, "-m", "cs336_harness.grading", "draw", "--seed", seed]
+    subprocess.run([*command, "--out", dest], check=True, capture_output=True, cwd=REPO_ROOT)
+    return dest
+
+
 def run_autograder(
-    package: Path, root: Path, submission: Path, env: dict[str, str] | None = None
+    package: Path, root: Path, submission: Path, inputs: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Lay out `root` as Gradescope's /autograder and run its run_autograder there."""
+    """Lay out `root` as Gradescope's /autograder, as setup.sh leaves it (the inputs drawn),
+    and run its run_autograder there."""
     with zipfile.ZipFile(package) as archive:
         archive.extractall(root / "source")
         for info in archive.infolist():  # extractall drops the Unix permissions
             (root / "source" / info.filename).chmod(info.external_attr >> 16)
+    (root / "source" / "inputs").symlink_to(inputs, target_is_directory=True)
     shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
     (root / "run_autograder").chmod(0o755)
     shutil.copytree(submission, root / "submission")
@@ -138,9 +164,9 @@ def run_autograder(
     )
 
 
-def autograde(package: Path, root: Path, submission: Path) -> dict[str, Any]:
+def autograde(package: Path, root: Path, submission: Path, inputs: Path) -> dict[str, Any]:
     """run_autograder's results.json, from a run that completed."""
-    done = run_autograder(package, root, submission)
+    done = run_autograder(package, root, submission, inputs)
     assert done.returncode == 0, done.stderr
     return json.loads((root / "results" / "results.json").read_text())
 
@@ -159,19 +185,59 @@ def test_the_package_holds_the_harness_and_oracle_but_no_reference(package: Path
     assert [name for name in modes if name.startswith(left_out)] == []
     assert carried_rubric == rubric.read_text()
     assert f"--test-timeout={float(TEST_TIMEOUT)!r}" in run and "--memory-limit=2GiB" in run
+    # Gradescope's default timeout, 600 s, less the margin; the inputs setup.sh drew.
+    assert "--deadline=555 --drawn-inputs inputs" in run
+    # The image: uv and Python pinned, uv.lock's torch as a CPU-only build, a seed for all.
+    assert [_setup_line(package, name) for name in ("UV_VERSION", "PYTHON", "TORCH")] == [
+        "0.13.9",
+        "3.12",
+        f"torch=={locked_torch()}",
+    ]
+    assert _setup_line(package, "TORCH_BACKEND") == "cpu"
+    assert re.fullmatch(r"\d+", _setup_line(package, "SEED"))
+
+
+def test_the_course_picks_its_torch_from_the_checked_matrix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    spec = importlib.util.spec_from_file_location("matrix", REPO_ROOT / ".ci" / "matrix.py")
+    matrix = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "matrix", matrix)  # its dataclasses look themselves up
+    spec.loader.exec_module(matrix)
+    checked = {c.torch.removeprefix("torch==").removesuffix(".*") for c in matrix.CELLS if c.torch}
+    assert set(MATRIX_TORCH) == checked
+    image = Image(python="3.11", torch="2.11", cuda=True, seed=None)
+    build(tmp_path / "a.zip", DEFAULT_RUBRIC, [], image=image)
+    assert _setup_line(tmp_path / "a.zip", "TORCH") == "torch==2.11.*"
+    assert _setup_line(tmp_path / "a.zip", "PYTHON") == "3.11"
+    assert _setup_line(tmp_path / "a.zip", "TORCH_BACKEND") == ""
+    assert _setup_line(tmp_path / "a.zip", "SEED") == ""  # drawn per submission
+    assert (
+        "--drawn-inputs" not in zipfile.ZipFile(tmp_path / "a.zip").read("run_autograder").decode()
+    )
+    with pytest.raises(GraderError, match=r"torch 2\.7 is not checked here: pick 2\.6, 2\.11"):
+        build(tmp_path / "b.zip", DEFAULT_RUBRIC, [], image=Image(torch="2.7"))
 
 
 @pytest.mark.parametrize("name", ["correct", "wrong_softmax"])
 def test_run_autograder_grades_a_submission_as_the_rubric_shows_it(
-    package: Path, tmp_path: Path, name: str
+    package: Path, inputs: Path, tmp_path: Path, name: str
 ):
+    """On the inputs drawn for the package's seed; for students to read: how the run was
+    made goes to extra_data, and no path of the grader's shows."""
     submission = synthetic.write_submission(
         tmp_path / name, synthetic.WRONG_SOFTMAX if name == "wrong_softmax" else synthetic.CORRECT
     )
-    results = autograde(package, tmp_path / "autograder", submission)
+    results = autograde(package, tmp_path / "autograder", submission, inputs)
     assert gradescope_problems(results) == []
     assert (results["visibility"], results["stdout_visibility"]) == ("after_due_date", "visible")
-    assert results["output"].startswith("```\nsandbox: bubblewrap\ninputs: fresh, drawn for seed")
+    seed = _setup_line(package, "SEED")
+    assert results["extra_data"]["run"][:2] == [
+        "sandbox: bubblewrap",
+        f"inputs: drawn once for seed {seed} (cs336-grade draw; regrade on them: --seed {seed})",
+    ]
+    shown = json.dumps([results["output"], *(t["output"] for t in results["tests"])])
+    assert "sandbox" not in shown and "resources" not in shown and "/tmp" not in shown
     assert results["leaderboard"] == [{"name": "Score", "value": results["score"], "order": "desc"}]
     shown = {
         (t["extra_data"]["family"], t["extra_data"]["kind"], t["visibility"])
@@ -185,25 +251,93 @@ def test_run_autograder_grades_a_submission_as_the_rubric_shows_it(
         assert failed == set() and results["score"] == results["max_score"] >= 23
     else:
         assert failed == {"softmax"} and results["score"] == results["max_score"] - 1
+        # One statement of each failure: its first line is not repeated below it (the
+        # outputs are Markdown code blocks, per the rubric).
+        for test in results["tests"]:
+            lines = test["output"].removeprefix("```\n").removesuffix("\n```").splitlines()
+            message = lines[0].split(": ", 1)[-1]
+            assert all(message not in line for line in lines[1:]), test["output"]
 
 
-def test_a_submission_inside_a_folder_is_not_graded_and_says_why(package: Path, tmp_path: Path):
-    synthetic.write_submission(tmp_path / "upload" / "my-assignment", synthetic.CORRECT)
-    results = autograde(package, tmp_path / "autograder", tmp_path / "upload")
-    assert gradescope_problems(results) == []
-    assert results["score"] == 0 and "tests" not in results
-    assert "Not graded" in results["output"] and "my-assignment" in results["output"]
-    assert results["visibility"] == "after_due_date"
+def _upload(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
 
 
-def test_without_the_sandbox_run_autograder_fails_and_writes_no_results(
-    package: Path, tmp_path: Path
+def test_a_submission_is_found_in_what_the_student_uploaded(tmp_path: Path):
+    """A zip of the folder holding it (macOS adds __MACOSX), a whole repository, the files
+    themselves: found. Anything else gets one line that says what to upload."""
+    files = {"cs336_basics/__init__.py": "", "tests/adapters.py": ""}
+    mac = {f"__MACOSX/a1/{k}": "" for k in files} | {f"a1/{k}": "" for k in files}
+    mac_upload = _upload(tmp_path / "mac", mac)
+    assert find_in_upload(mac_upload) == [mac_upload / "a1"]
+    repo = _upload(tmp_path / "repo", files | {"README.md": "", "tests/test_model.py": ""})
+    assert find_in_upload(repo) == [repo]
+    deep = _upload(tmp_path / "deep", {f"x/y/{k}": "" for k in files})
+    assert find_in_upload(deep) == [deep / "x" / "y"]
+    two = _upload(tmp_path / "two", {f"{d}/{k}": "" for d in ("a", "b") for k in files})
+    assert not_found(two, find_in_upload(two)) == (
+        "Not graded: your upload holds 2 submissions (a/, b/): upload one."
+    )
+    text = _upload(tmp_path / "text", {"answers.txt": ""})
+    assert not_found(text, find_in_upload(text)) == (
+        "Not graded: your cs336_basics/ folder and tests/adapters.py were not found in your "
+        "upload (it holds answers.txt): upload them, or a zip of them."
+    )
+    nested = _upload(tmp_path / "nested", {"submission.zip": "", "__MACOSX/._submission.zip": ""})
+    assert not_found(nested, find_in_upload(nested)) == (
+        "Not graded: your upload holds submission.zip, an archive inside the upload, which is "
+        "not unpacked: upload your cs336_basics/ folder and tests/adapters.py themselves, or a "
+        "single zip of them."
+    )
+
+
+def test_a_worker_memory_limit_fits_the_container(capsys: pytest.CaptureFixture[str]):
+    """Beside the grader's own processes: a submission that allocates too much fails in its
+    own call, not by the kernel killing a process of the grader's for the container."""
+    options = ["--test-timeout=30.0", "--memory-limit=4GiB"]
+    assert fit_memory(options, None) is options
+    assert fit_memory(options, 768 << 20) == [
+        *options,
+        f"--memory-limit={(768 << 20) - TRUSTED_MEMORY}",
+    ]
+    assert fit_memory(["--memory-limit=100MiB"], 768 << 20) == ["--memory-limit=100MiB"]
+    assert fit_memory(options, 512 << 20) == (
+        "the container's memory limit (512 MiB) is too small to grade: a submission's worker "
+        "needs 320 MiB beside the grader's 400 MiB; raise it to at least 720 MiB (Gradescope: "
+        "the assignment's Autograder settings, container memory)"
+    )
+
+
+def test_without_bubblewrap_the_user_tier_grades_and_says_so(
+    package: Path, inputs: Path, tmp_path: Path
 ):
-    """What a container that cannot run bubblewrap gets: no score the student did not earn
-    (Gradescope reports the autograder's failure), and the grader's reason on stderr."""
+    """What Gradescope's container gets (it refuses bubblewrap's namespaces; here bwrap is
+    missing): as root, the sandbox's user tier, named where staff read it."""
+    if os.geteuid() != 0:
+        pytest.skip("the user tier drops from root")
     submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
     root = tmp_path / "autograder"
-    done = run_autograder(package, root, submission, env=without_bwrap(tmp_path))
+    done = run_autograder(package, root, submission, inputs, env=without_bwrap(tmp_path))
+    assert done.returncode == 0, done.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == results["max_score"]
+    assert "sandbox: user isolation" in "\n".join(results["extra_data"]["run"])
+
+
+def test_without_a_sandbox_run_autograder_fails_and_writes_no_results(
+    rubric: Path, inputs: Path, tmp_path: Path
+):
+    """A package that insists on bubblewrap, where there is none: no score the student did
+    not earn (Gradescope reports the autograder's failure), and the reason on stderr."""
+    package = tmp_path / "autograder.zip"
+    built = grade("autograder", "--rubric", rubric, "--sandbox=bubblewrap", out=package)
+    assert built.returncode == 0, built.stderr
+    submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
+    root = tmp_path / "autograder"
+    done = run_autograder(package, root, submission, inputs, env=without_bwrap(tmp_path))
     assert done.returncode == 2
     assert "cannot grade: the sandbox needs bwrap" in done.stderr
     assert not (root / "results" / "results.json").exists()

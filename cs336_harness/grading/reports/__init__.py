@@ -33,6 +33,10 @@ class RunInfo:
     shard: str = "1/1"
     # What bounds each worker's memory, processes and CPU (`cgroups.Cgroups.description`).
     resources: str = ""
+    # results.json for students to read (`--for-students`, the autograder's): how the run
+    # was made and the trusted processes' logs go to staff (the terminal, `extra_data`),
+    # not into its output.
+    for_students: bool = False
 
     def lines(self) -> list[str]:
         # The inputs stay the second line: CI scripts read the seed from there.
@@ -60,7 +64,7 @@ def write_reports(
     for result in results:
         directory = out if one else out / result.submission.name
         directory.mkdir(parents=True, exist_ok=True)
-        report = results_json(result, gradescope, info.lines())
+        report = results_json(result, gradescope, info.lines(), info.for_students)
         write_json(directory / "results.json", report, indent=2)
     write_junit(results, out / "junit.xml", info.to_dict())
     places = positions if positions is not None else list(range(len(results)))

@@ -51,7 +51,21 @@ def _test_output(test: GradedTest, family: FamilyScore) -> str:
     # "not implemented: run_rope" says its verdict already.
     said = test.message.startswith(str(test.status))
     text = test.message if said else f"{test.status}: {test.message}"
-    return f"{text}\n\n{test.details}" if test.details else text
+    # A failure's details open with its message when the test failed with a message alone.
+    details = test.details
+    if test.message and details.startswith(test.message):
+        details = details[len(test.message) :].lstrip("\n")
+    return f"{text}\n\n{details}" if details.strip() else text
+
+
+def _same_failure(result: Score) -> str:
+    """The one message every test failed with (a syntax error, an import that fails), as
+    the output's opening line; "" when the failures differ, or some test passed."""
+    messages = {t.message for t in result.submission.tests if t.status != Status.PASSED}
+    tests = result.submission.tests
+    if len(messages) != 1 or any(t.status == Status.PASSED for t in tests) or len(tests) < 2:
+        return ""
+    return f"Every test failed the same way: {messages.pop()}"
 
 
 def _test_entry(
@@ -126,11 +140,20 @@ def document(score: float, output: str, settings: Gradescope, **details: Any) ->
     return report
 
 
-def results_json(result: Score, settings: Gradescope, run: list[str] = ()) -> dict[str, Any]:
+def results_json(
+    result: Score, settings: Gradescope, run: list[str] = (), for_students: bool = False
+) -> dict[str, Any]:
+    """`for_students`: the output holds what a student can act on; how the run was made
+    (`run`) goes to `extra_data` and the judge's and the worker's logs nowhere (the
+    grader's terminal has them, for staff)."""
     diagnose = any(t.status in DIAGNOSED_BY_OUTPUT for t in result.submission.tests)
     rules, rules_data = _rules(result)
-    lines = [*run, *(f"note: {note}" for note in result.submission.notes), *rules]
-    output = "\n".join([*lines, result.submission.output] if diagnose else lines)
+    same = _same_failure(result) if for_students else ""
+    shown_run = [] if for_students else list(run)
+    notes = [f"note: {note}" for note in result.submission.notes]
+    lines = [*([same] if same else []), *shown_run, *notes, *rules]
+    logs = diagnose and not for_students
+    output = "\n".join([*lines, result.submission.output] if logs else lines)
     report = document(
         result.points,
         output,
@@ -139,8 +162,9 @@ def results_json(result: Score, settings: Gradescope, run: list[str] = ()) -> di
         max_score=round(result.max_points, 6),
         execution_time=round(result.submission.wall_time, 1),
     )
+    run_data = {"run": list(run)} if for_students else {}
     return report | {
-        "extra_data": {"rules": rules_data},
+        "extra_data": {"rules": rules_data, **run_data},
         "tests": [
             _test_entry(test, family, f"{i}.{j}", settings)
             for i, family in enumerate(result.families, 1)
