@@ -96,7 +96,7 @@ fi
 # submission: its user may read the environment (.venv, the Python under /opt) and nothing
 # else of the package: not the oracle, not the drawn inputs with their expected outputs, not
 # this script's seed. The grader refuses to grade if it could.
-find . -mindepth 1 -maxdepth 1 ! -name .venv -exec chmod -R go-rwx {} +
+find . -mindepth 1 -maxdepth 1 ! -name .venv -exec chmod -R go-rwx {{}} +
 .venv/bin/python -c 'import sys, torch; print("python", sys.version[:7], torch.__version__)'
 size=$(du -sh --total .venv "$UV_PYTHON_INSTALL_DIR" | tail -1 | cut -f1)
 echo "setup.sh: $SECONDS s; environment: $size"
