@@ -474,6 +474,7 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
         *(f"{name}={format_size(size).replace(' ', '')}" for name, size in sizes.items()),
     ]
     options += ["--partial"] * args.partial + ["--no-sandbox"] * args.no_sandbox
+    options += [] if args.sandbox == AUTO else [f"--sandbox={args.sandbox}"]
     return options
 
 
