@@ -171,6 +171,7 @@ def fresh_fixtures(seed: int, dest: Path) -> Path:
             "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
         )
     # Started as every trusted process is (`interpreter`), in the run's private directory.
+    dest = dest.resolve()  # the generator runs elsewhere
     private = dest.parent
     command = interpreter.command(withheld.GENERATOR, "--seed", str(seed), "--out", str(dest))
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}

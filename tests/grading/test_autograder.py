@@ -138,7 +138,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, package: Path) -> Path:
     dest = tmp_path_factory.mktemp("drawn") / "inputs"
     seed = _setup_line(package, "SEED")
     command = [sys.executable, "-m", "cs336_harness.grading", "draw", "--seed", seed]
-    subprocess.run([*command, "--out", dest], check=True, capture_output=True, cwd=REPO_ROOT)
+    # A relative --out, from the folder it is in, as setup.sh draws them.
+    subprocess.run([*command, "--out", "inputs"], check=True, capture_output=True, cwd=dest.parent)
     return dest
 
 
