@@ -329,7 +329,13 @@ class RemoteAdapters:
             reply = self._receive(clock)
         except Timeout as timeout:
             message = f"importing the adapters: {timeout}; stopped"
-            raise self._fail_import(self._timed_out(timeout, message)) from None
+            failure = self._timed_out(timeout, message)
+            if isinstance(failure, ShareTimeout):
+                # The family's share ran out while a worker imported (a new one, after a
+                # crash): that family's loss only; the next family starts a worker anew.
+                self.close()
+                raise failure from None
+            raise self._fail_import(failure) from None
         except Closed:
             message = f"cannot import adapters: the worker {self._died()} while importing them"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None

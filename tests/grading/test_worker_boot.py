@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from cs336_harness.grading.limits import Limits
-from cs336_harness.grading.remote import BOOT_FAILED, RemoteAdapters, WorkerBootFailure
+from cs336_harness.grading.remote import (
+    BOOT_FAILED,
+    RemoteAdapters,
+    ShareTimeout,
+    WorkerBootFailure,
+)
 from cs336_harness.grading.sandbox import Worker
 
 EARLIER = "an earlier worker ran the submission's code and said: FORGED (memory limit: 1 TiB)"
@@ -57,3 +63,45 @@ def test_a_worker_that_dies_booting_is_the_hosts_failure_in_its_own_words(
     # Every later call fails the same way, without starting another worker.
     with pytest.raises(WorkerBootFailure):
         judge._ready()
+
+
+# A worker that boots and never finishes importing the adapters, and one that does.
+STALLS = (
+    "import os, time; from cs336_harness.grading.protocol import write_frame\n"
+    "write_frame(os.dup(1), {'booted': True}); time.sleep(60)"
+)
+READY = (
+    "import os, sys; from cs336_harness.grading.protocol import write_frame\n"
+    "out = os.dup(1); write_frame(out, {'booted': True}); write_frame(out, {'ready': True})\n"
+    "sys.stdin.buffer.read()"
+)
+
+
+def test_a_family_whose_share_ends_while_importing_costs_only_that_family(tmp_path: Path):
+    """Under a deadline a submission that crashes its worker makes each new worker import
+    again; when its family's share ends during an import, the next family gets a worker of
+    its own, not that family's time-out (seen: a softmax that killed its worker cost every
+    later family its points)."""
+    codes = iter([STALLS, READY])
+    log = tmp_path / "worker.log"
+
+    def start(serial: int) -> Worker:
+        with log.open("ab") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "-c", next(codes)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+            )
+        return Worker(process)
+
+    judge = RemoteAdapters(start_worker=start, limits=Limits(), log=log)
+    judge.cutoff, judge.cutoff_reason = (
+        time.monotonic() + 1,
+        "the softmax tests used up their share",
+    )
+    with pytest.raises(ShareTimeout, match="used up their share"):
+        judge._ready()
+    judge.cutoff = None  # the next family, whose share has not begun to run out
+    judge._ready()
+    judge.close()
