@@ -27,7 +27,12 @@ from cs336_harness import inputs_unchanged
 from cs336_harness.not_implemented import in_library, message, where_raised
 from cs336_harness.paths import DEFAULT_ADAPTERS
 from cs336_harness.probes import needs_of, run_probe
-from cs336_harness.submission_imports import checkout_of, import_adapters, installed_for
+from cs336_harness.submission_imports import (
+    checkout_of,
+    import_adapters,
+    installed_for,
+    uninstall,
+)
 
 ENV_VAR = "CS336_ADAPTERS"
 
@@ -65,6 +70,7 @@ def _load_from_file(path: Path) -> ModuleType:
     # now or inside a run_* function, come from <dir> (`submission_imports`).
     if checkout_of(path) is not None:
         return import_adapters(path)
+    uninstall()  # a checkout graded before in this process is done with
     module_name = "cs336_adapters_under_test"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -79,6 +85,7 @@ def load_module(spec: str) -> ModuleType:
     """Import `spec`, a dotted module name (`my_pkg.adapters`) or a path to a `.py` file."""
     if looks_like_path(spec):
         return _load_from_file(Path(spec).expanduser().resolve())
+    uninstall()
     return importlib.import_module(spec)
 
 

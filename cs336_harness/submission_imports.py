@@ -257,7 +257,9 @@ def install(root: Path) -> SubmissionFinder:
 
 def uninstall() -> None:
     """Undo `install`: the finder and the checkout's place on `sys.path` go, and so do the
-    modules imported from the checkout (a later import finds what `sys.path` gives)."""
+    modules imported from the checkout (a later import finds what `sys.path` gives), also
+    where the harness's `tests` package holds them as attributes (`from tests import
+    adapters` would find the checkout's adapters there)."""
     global _installed
     finder, _installed = _installed, None
     if finder is None:
@@ -269,6 +271,11 @@ def uninstall() -> None:
     for name, module in list(sys.modules.items()):
         if finder.owns(name) and _is_from(module, finder.root):
             del sys.modules[name]
+    package = sys.modules.get(TESTS)
+    for name in finder.test_modules if package is not None else ():
+        held = getattr(package, name, None)
+        if isinstance(held, ModuleType) and _is_from(held, finder.root):
+            delattr(package, name)
 
 
 def installed_for(module: ModuleType) -> SubmissionFinder | None:
