@@ -199,27 +199,51 @@ def _gradient_held(
     weight: torch.Tensor, held: list[tuple[torch.Tensor, torch.Tensor]]
 ) -> torch.Tensor | None:
     """The gradient of the parameter that holds `weight`'s values, cut to `weight`'s shape;
-    None when none does. A parameter holds them when its values in logical order, or for a
-    matrix those of its transpose, contain them as one aligned block: the weight as given,
-    reshaped (heads split out), transposed (stored for x @ W), or one of several fused into
-    one parameter (q, k and v stacked as one projection), each a correct way to store it.
-    Compared as bytes, so a submission's patched comparisons cannot make a match."""
+    or of the parameters that hold it in equal pieces, joined; None when none does. A
+    parameter holds them when its values in logical order, or for a matrix those of its
+    transpose, contain them as one aligned block: the weight as given, reshaped (heads split
+    out), transposed (stored for x @ W), or one of several fused into one parameter (q, k and
+    v stacked as one projection). Equal pieces are aligned blocks of the weight's values,
+    each a parameter (or its transpose): a projection split into one `Linear` per head. Each
+    is a correct way to store it. Compared as bytes, so a submission's patched comparisons
+    cannot make a match."""
     dtype, _, wanted = inputs_unchanged.fingerprint(weight)
     n = weight.numel()
-    for parameter, grad in held:
-        views = [(parameter.detach(), grad)]
-        if parameter.ndim == 2:
-            views.append((parameter.detach().T, grad.T))
-        for values, gradient in views:
-            kind, _, raw = inputs_unchanged.fingerprint(values)
-            if kind != dtype or n == 0 or values.numel() % n:
-                continue
+    if n == 0:
+        return None
+    pieces: dict[int, dict[int, torch.Tensor]] = {}
+    for values, gradient in _views(held):
+        kind, _, raw = inputs_unchanged.fingerprint(values)
+        m = values.numel()
+        if kind != dtype or m == 0:
+            continue
+        if m % n == 0:
             size = len(wanted)
-            for block in range(values.numel() // n):
+            for block in range(m // n):
                 if raw[block * size : (block + 1) * size] == wanted:
                     flat = gradient.reshape(-1)
                     return flat[block * n : (block + 1) * n].reshape(weight.shape)
+        elif n % m == 0:
+            size = len(raw)
+            found = [b for b in range(n // m) if wanted[b * size : (b + 1) * size] == raw]
+            if found:
+                pieces.setdefault(m, {})[found[0]] = gradient.reshape(-1)
+    for m, found in pieces.items():
+        if len(found) == n // m:
+            return torch.cat([found[b] for b in range(n // m)]).reshape(weight.shape)
     return None
+
+
+def _views(
+    held: list[tuple[torch.Tensor, torch.Tensor]],
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each parameter and its gradient, and for a matrix also both transposed."""
+    views = []
+    for parameter, grad in held:
+        views.append((parameter.detach(), grad))
+        if parameter.ndim == 2:
+            views.append((parameter.detach().T, grad.T))
+    return views
 
 
 # -- gradient clipping -----------------------------------------------------------------------

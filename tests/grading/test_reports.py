@@ -164,10 +164,14 @@ def test_a_family_beyond_the_rubric_is_a_row_apart_worth_nothing():
     tests = (
         GradedTest("t::test_rope[a]", "rope", Status.PASSED),
         GradedTest("t::test_layernorm[a]", "layernorm", Status.FAILED, "off", "off"),
+        GradedTest("t::test_gelu[a]", "gelu", Status.NOT_IMPLEMENTED, "not implemented: run_gelu"),
     )
     result = score(SubmissionResult("bob", Path("/s/bob"), tests, "", 1.0, 1), load_rubric())
     console = Console(file=io.StringIO(), width=200)
     console.print(family_table(result))
+    console.print(submissions_table([result]))
+    assert "GELU" not in console.file.getvalue()  # none of it written: not shown at all
+    assert "not implemented" not in console.file.getvalue()
     row = next(line for line in console.file.getvalue().splitlines() if "LayerNorm" in line)
     assert "LayerNorm (beyond the rubric)" in row and "not scored" in row and "failed" in row
     [entry] = [t for t in results_json(result, Gradescope())["tests"] if "LayerNorm" in t["name"]]

@@ -113,7 +113,8 @@ def submissions_table(results: list[Score]) -> Table:
     for result in results:
         passed = sum(f.status == Status.PASSED for f in result.families)
         counts: dict[Status, int] = {}
-        for test in result.submission.tests:
+        # The tests the reports show: not those of a family beyond the rubric it lacks.
+        for test in (t for f in (*result.families, *result.beyond) for t in f.tests):
             if test.status != Status.PASSED:
                 counts[test.status] = counts.get(test.status, 0) + 1
         problems = Text(", ").join(
