@@ -197,6 +197,8 @@ def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
         root / "submissions",
         "-j2",
         "--stored-inputs",  # the attacks that read the stored fixtures need them to exist
+        # A family's points whole or not at all: each attack's cost is its families' points.
+        "--all-or-nothing",
         f"--test-timeout={TEST_TIMEOUT}",
         f"--memory-limit={MEMORY_LIMIT}",
         f"--fail-under={FAIL_UNDER}",

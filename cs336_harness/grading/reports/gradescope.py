@@ -60,6 +60,9 @@ def _test_entry(
     earned, share = family.test_points(test)
     name = f"{test.family}: {test.name}" if family.family == HARDENING else test.name
     title = family.title if family.in_rubric else f"{family.title} ({BEYOND}, not scored)"
+    # A hardening test is shown as the rubric's hardening entry says, also where it is listed
+    # under a family beyond the rubric.
+    shown_as = HARDENING if test.kind == HARDENING else family.family
     return {
         "name": f"{title}: {name}",
         # Family and test, in report order: Gradescope numbers the tests by it.
@@ -68,7 +71,7 @@ def _test_entry(
         "max_score": round(share, 6),
         "status": "passed" if test.status == Status.PASSED else "failed",
         "output": render(_test_output(test, family), settings.output_format),
-        "visibility": settings.test_visibility(family.family),
+        "visibility": settings.test_visibility(shown_as),
         "extra_data": {
             "status": str(test.status),
             "family": test.family,
