@@ -97,8 +97,18 @@ def _importable_names(folder: Path) -> set[str]:
 def _under(spec: ModuleSpec, folder: Path) -> bool:
     """Whether the module `spec` describes lives in `folder` (a namespace package: any part)."""
     places = [spec.origin] if spec.has_location and spec.origin else []
-    places += list(spec.submodule_search_locations or [])
+    places += _search_locations(spec)
     return any(Path(p).resolve().is_relative_to(folder) for p in places)
+
+
+def _search_locations(spec: ModuleSpec) -> list[str]:
+    """A package's folders. A namespace package's are computed again from its parent's,
+    which fails once the parent has left `sys.modules`: then the folders last computed."""
+    locations = spec.submodule_search_locations
+    try:
+        return list(locations or [])
+    except KeyError:
+        return list(getattr(locations, "_path", []))
 
 
 class _HandoutCommon(importlib.abc.Loader):
@@ -218,9 +228,11 @@ class SubmissionFinder(importlib.abc.MetaPathFinder):
 
     def forget_others(self) -> None:
         """Drop the imported modules of the checkout's names that came from elsewhere."""
-        for name, module in list(sys.modules.items()):
-            if self.owns(name) and not _is_from(module, self.root):
-                del sys.modules[name]
+        others = [
+            n for n, m in list(sys.modules.items()) if self.owns(n) and not _is_from(m, self.root)
+        ]
+        for name in others:
+            del sys.modules[name]
 
 
 def _is_from(module: ModuleType, folder: Path) -> bool:
@@ -268,9 +280,9 @@ def uninstall() -> None:
         sys.meta_path.remove(finder)
     with contextlib.suppress(ValueError):
         sys.path.remove(str(finder.root))
-    for name, module in list(sys.modules.items()):
-        if finder.owns(name) and _is_from(module, finder.root):
-            del sys.modules[name]
+    mine = [n for n, m in list(sys.modules.items()) if finder.owns(n) and _is_from(m, finder.root)]
+    for name in mine:
+        del sys.modules[name]
     package = sys.modules.get(TESTS)
     for name in finder.test_modules if package is not None else ():
         held = getattr(package, name, None)

@@ -54,3 +54,17 @@ def test_the_checkouts_package_is_found_even_once_something_moved_it_back(tmp_pa
     )
     assert torch.equal(adapters.run_softmax(torch.ones(2), 0), torch.zeros(2))
     assert sys.path[0] == str(tmp_path.resolve())
+
+
+def test_a_namespace_package_in_the_checkout_is_forgotten_cleanly(tmp_path: Path):
+    # Students' packages hold folders without an __init__.py (namespace packages), whose
+    # folders Python computes again from their parent's, after the parent has gone.
+    write_wrong_package(tmp_path, "lazy")
+    (tmp_path / "cs336_basics" / "layers").mkdir()
+    (tmp_path / "cs336_basics" / "layers" / "norms.py").write_text("SCALE = 2\n")
+    adapters = tmp_path / "tests" / "adapters.py"
+    adapters.write_text(adapters.read_text() + "from cs336_basics.layers import norms\n")
+    assert Adapters(str(adapters)).module.norms.SCALE == 2
+    other = write_wrong_package(tmp_path / "other", "top")
+    assert Adapters(str(other)).module.softmax.__module__ == "cs336_basics"
+    assert "cs336_basics.layers" not in sys.modules
