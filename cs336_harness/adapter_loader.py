@@ -27,6 +27,12 @@ from cs336_harness import inputs_unchanged
 from cs336_harness.not_implemented import in_library, message, where_raised
 from cs336_harness.paths import DEFAULT_ADAPTERS
 from cs336_harness.probes import needs_of, run_probe
+from cs336_harness.submission_imports import (
+    checkout_of,
+    import_adapters,
+    installed_for,
+    uninstall,
+)
 
 ENV_VAR = "CS336_ADAPTERS"
 
@@ -60,11 +66,11 @@ def looks_like_path(spec: str) -> bool:
 def _load_from_file(path: Path) -> ModuleType:
     if not path.is_file():
         raise FileNotFoundError(f"no adapters file at {path}")
-    # A file at <dir>/tests/adapters.py next to <dir>/cs336_basics/ is a student's checkout:
-    # put <dir> first on the path so that *its* cs336_basics is the package under test.
-    checkout = path.parent.parent
-    if path.parent.name == "tests" and (checkout / "cs336_basics").is_dir():
-        sys.path.insert(0, str(checkout))
+    # A file at <dir>/tests/adapters.py is a student's checkout: it and everything it imports,
+    # now or inside a run_* function, come from <dir> (`submission_imports`).
+    if checkout_of(path) is not None:
+        return import_adapters(path)
+    uninstall()  # a checkout graded before in this process is done with
     module_name = "cs336_adapters_under_test"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -79,6 +85,7 @@ def load_module(spec: str) -> ModuleType:
     """Import `spec`, a dotted module name (`my_pkg.adapters`) or a path to a `.py` file."""
     if looks_like_path(spec):
         return _load_from_file(Path(spec).expanduser().resolve())
+    uninstall()
     return importlib.import_module(spec)
 
 
@@ -127,6 +134,12 @@ class Adapters:
             self.module = load_module(spec)
         except (Exception, SystemExit) as error:  # sys.exit() at import is reported too
             raise UnimportableAdapters(describe_import_error(spec, error)) from error
+        self._imports = installed_for(self.module)
+
+    def _activate(self) -> None:
+        """Before running submission code: its checkout's imports first again."""
+        if self._imports is not None:
+            self._imports.activate()
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if not name.startswith("run_"):
@@ -137,13 +150,15 @@ class Adapters:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
+            self._activate()
+            args, kwargs = _own_copies(args, kwargs)
             before = inputs_unchanged.fingerprints(args, kwargs)
             try:
                 result = function(*args, **kwargs)
             except NotImplementedError as error:
                 where = where_raised(error, self.module, [name])
                 raise NotImplementedFailure(message(name, where), pytrace=False) from None
-            changed = inputs_unchanged.changed(before, args, kwargs)
+            changed = inputs_unchanged.changed(before)
             if changed:
                 pytest.fail(inputs_unchanged.message(name, ", ".join(changed)), pytrace=False)
             return result
@@ -153,12 +168,21 @@ class Adapters:
     def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
         """Run the probe `name` (`cs336_harness.probes`) against the module, here."""
         __tracebackhide__ = True
+        self._activate()
         try:
             return run_probe(self.module, name, kwargs)
         except NotImplementedError as error:
             needs = needs_of(name)
             text = message(" and ".join(needs), where_raised(error, self.module, needs))
             raise NotImplementedFailure(text, pytrace=False) from None
+
+
+def _own_copies(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
+    """The call's arguments with each dictionary (a `weights` state dict) shallow-copied:
+    every call gets dictionaries of its own, as upstream's tests and the grader's worker
+    give them, so an adapter may take its own apart (`weights.pop(...)`)."""
+    own = [dict(a) if isinstance(a, dict) else a for a in args]
+    return tuple(own), {k: dict(v) if isinstance(v, dict) else v for k, v in kwargs.items()}
 
 
 def is_not_implemented(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:

@@ -174,7 +174,10 @@ class Part(Enum):
     MODEL = "the model's components, as the course grades them"
     TRAINING = "the training half"
     TOKENIZER = "the tokenizer"
-    BEYOND = "beyond the assignment: adapters upstream lacks and the architecture variants"
+    BEYOND = (
+        "beyond upstream's handout: adapters upstream lacks (the modules, decoding) and the "
+        "architecture variants"
+    )
 
 
 Tolerance = dict[str, float]
@@ -202,6 +205,12 @@ class Family:
     # `get_transformer_lm`/`_block` build, which take no device and are judged where they
     # are built, on the CPU (see tests/families/test_lm_module.py).
     case_on_device: bool = True
+
+    @property
+    def upstream(self) -> bool:
+        """Whether upstream's handout defines this family's adapters: the default rubric
+        counts these alone, and reports the others apart."""
+        return self.part is not Part.BEYOND
 
     @property
     def module(self) -> str:
@@ -233,9 +242,10 @@ M, T, K, B = Part.MODEL, Part.TRAINING, Part.TOKENIZER, Part.BEYOND
 # the LM's 3 split 2 (full-context logits) and 1 (inputs shorter than the context). SiLU and
 # softmax, which the course grades inside larger components, are a point each: a wrong one
 # is a distinct, common bug. The training half and the tokenizer have the upstream handout's
-# points (Spring 2025). Beyond it: the block and the LM as modules (parameter names, a strict
-# load, the LM's parameter gradients), a point each, so a submission written for upstream's
-# adapters keeps every other point; a point per architecture variant's component and 3 for
+# points (Spring 2025). Beyond upstream's handout, and so outside the default rubric (a
+# course opts in with its own [families] table): the block and the LM as modules (parameter
+# names, a strict load, the LM's parameter gradients), a point each; decoding, whose
+# adapters upstream lacks, 3; a point per architecture variant's component and 3 for
 # assembling every variant from a config.
 FAMILIES = (
     Family(
@@ -504,7 +514,7 @@ FAMILIES = (
             "stopping at end-of-text or after `max_new_tokens`"
         ),
         points=3,
-        part=T,
+        part=B,
     ),
     Family(
         "train_bpe",

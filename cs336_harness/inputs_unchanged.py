@@ -29,7 +29,9 @@ _VIEW = torch.Tensor.view
 _NUMPY = torch.Tensor.numpy
 _UINT8 = torch.uint8
 
-Fingerprints = dict[str, tuple[str, tuple[int, ...], bytes]]
+Fingerprint = tuple[str, tuple[int, ...], bytes]
+# Each tensor argument by name: the tensor itself and its fingerprint before the call.
+Fingerprints = dict[str, tuple[torch.Tensor, Fingerprint]]
 
 
 def _tensors(value: Any, name: str) -> list[tuple[str, torch.Tensor]]:
@@ -51,7 +53,7 @@ def argument_tensors(args: tuple | list, kwargs: dict[str, Any]) -> list[tuple[s
     return [t for name, value in named for t in _tensors(value, name)]
 
 
-def fingerprint(tensor: torch.Tensor) -> tuple[str, tuple[int, ...], bytes]:
+def fingerprint(tensor: torch.Tensor) -> Fingerprint:
     """Dtype, shape and the bytes of the values in logical order (a transpose in place
     changes them, NaNs compare as equal bits)."""
     flat = _CONTIGUOUS(_RESHAPE(_CPU(_DETACH(tensor)), (-1,)))
@@ -59,14 +61,18 @@ def fingerprint(tensor: torch.Tensor) -> tuple[str, tuple[int, ...], bytes]:
 
 
 def fingerprints(args: tuple | list, kwargs: dict[str, Any]) -> Fingerprints:
-    """The fingerprint of every tensor argument that holds values (a meta tensor holds none)."""
-    return {name: fingerprint(t) for name, t in argument_tensors(args, kwargs) if not t.is_meta}
+    """Every tensor argument that holds values (a meta tensor holds none), with its
+    fingerprint."""
+    return {name: (t, fingerprint(t)) for name, t in argument_tensors(args, kwargs)
+            if not t.is_meta}  # fmt: skip
 
 
-def changed(before: Fingerprints, args: tuple | list, kwargs: dict[str, Any]) -> list[str]:
-    """The names of the tensor arguments whose dtype, shape or values differ from `before`."""
-    now = fingerprints(args, kwargs)
-    return [name for name, print_ in before.items() if now.get(name) != print_]
+def changed(before: Fingerprints) -> list[str]:
+    """The names of the tensors given whose dtype, shape or values now differ from
+    `before`. The tensors themselves are compared, not what the dictionaries and lists
+    that held them hold now: an adapter that takes its own `weights` apart (`pop`) or
+    rebinds an entry has changed no tensor of the caller's."""
+    return [name for name, (tensor, print_) in before.items() if fingerprint(tensor) != print_]
 
 
 def message(adapter: str, names: str, how: str = "came back changed") -> str:

@@ -91,10 +91,12 @@ def input_gradients(
     differentiable: list[str],
     projection: torch.Tensor,
     parameters: list[list[str | None]] | None = None,
+    positional: int = 0,
 ) -> dict[str, Any]:
     """Call `adapter` (a `run_*` name) with `kwargs`, the tensors named in `differentiable`
     and the weights in `parameters` replaced by leaf copies that require grad, and take the
-    gradients of ``sum(output * projection)``.
+    gradients of ``sum(output * projection)``. The first `positional` arguments of `kwargs`
+    go by position, where upstream's tests pass them so (`run_silu(x)`).
 
     A weight is `[argument, key]`: the argument itself (key None) or its dict's entry `key`.
     Its gradient is its own leaf's where the adapter computes with it as given; else that of
@@ -128,8 +130,10 @@ def input_gradients(
                 call[argument] = dict(kwargs[argument])
             call[argument][key] = weight = _leaf(kwargs[argument][key])
         weights.append(weight)
+    names = list(call)
+    args, keywords = [call[n] for n in names[:positional]], {n: call[n] for n in names[positional:]}
     try:
-        out = function(**call)
+        out = function(*args, **keywords)
         left_off = not torch.is_grad_enabled()
     except NotImplementedError as error:
         return {"not_implemented": adapter, "where": where_raised(error, module, [adapter])}
@@ -195,27 +199,51 @@ def _gradient_held(
     weight: torch.Tensor, held: list[tuple[torch.Tensor, torch.Tensor]]
 ) -> torch.Tensor | None:
     """The gradient of the parameter that holds `weight`'s values, cut to `weight`'s shape;
-    None when none does. A parameter holds them when its values in logical order, or for a
-    matrix those of its transpose, contain them as one aligned block: the weight as given,
-    reshaped (heads split out), transposed (stored for x @ W), or one of several fused into
-    one parameter (q, k and v stacked as one projection), each a correct way to store it.
-    Compared as bytes, so a submission's patched comparisons cannot make a match."""
+    or of the parameters that hold it in equal pieces, joined; None when none does. A
+    parameter holds them when its values in logical order, or for a matrix those of its
+    transpose, contain them as one aligned block: the weight as given, reshaped (heads split
+    out), transposed (stored for x @ W), or one of several fused into one parameter (q, k and
+    v stacked as one projection). Equal pieces are aligned blocks of the weight's values,
+    each a parameter (or its transpose): a projection split into one `Linear` per head. Each
+    is a correct way to store it. Compared as bytes, so a submission's patched comparisons
+    cannot make a match."""
     dtype, _, wanted = inputs_unchanged.fingerprint(weight)
     n = weight.numel()
-    for parameter, grad in held:
-        views = [(parameter.detach(), grad)]
-        if parameter.ndim == 2:
-            views.append((parameter.detach().T, grad.T))
-        for values, gradient in views:
-            kind, _, raw = inputs_unchanged.fingerprint(values)
-            if kind != dtype or n == 0 or values.numel() % n:
-                continue
+    if n == 0:
+        return None
+    pieces: dict[int, dict[int, torch.Tensor]] = {}
+    for values, gradient in _views(held):
+        kind, _, raw = inputs_unchanged.fingerprint(values)
+        m = values.numel()
+        if kind != dtype or m == 0:
+            continue
+        if m % n == 0:
             size = len(wanted)
-            for block in range(values.numel() // n):
+            for block in range(m // n):
                 if raw[block * size : (block + 1) * size] == wanted:
                     flat = gradient.reshape(-1)
                     return flat[block * n : (block + 1) * n].reshape(weight.shape)
+        elif n % m == 0:
+            size = len(raw)
+            found = [b for b in range(n // m) if wanted[b * size : (b + 1) * size] == raw]
+            if found:
+                pieces.setdefault(m, {})[found[0]] = gradient.reshape(-1)
+    for m, found in pieces.items():
+        if len(found) == n // m:
+            return torch.cat([found[b] for b in range(n // m)]).reshape(weight.shape)
     return None
+
+
+def _views(
+    held: list[tuple[torch.Tensor, torch.Tensor]],
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each parameter and its gradient, and for a matrix also both transposed."""
+    views = []
+    for parameter, grad in held:
+        views.append((parameter.detach(), grad))
+        if parameter.ndim == 2:
+            views.append((parameter.detach().T, grad.T))
+    return views
 
 
 # -- gradient clipping -----------------------------------------------------------------------
@@ -229,13 +257,17 @@ def gradient_clipping(
     max_l2_norm: float,
     as_generator: bool = False,
 ) -> dict[str, list[torch.Tensor | None]]:
-    """Parameters holding `values` and `grads` (None: no gradient), clipped in place; their
-    gradients and values afterwards. `as_generator`: handed over as a generator, which can
-    be iterated once (as `model.parameters()` is), rather than a list."""
+    """Parameters holding `values` and `grads` (None: no gradient, and frozen), clipped in
+    place; their gradients and values afterwards. `as_generator`: handed over as a
+    generator, which can be iterated once (as `model.parameters()` is), rather than the
+    tuple upstream's test passes."""
     params = [torch.nn.Parameter(v.clone()) for v in values]
     for p, g in zip(params, grads, strict=True):
         p.grad = None if g is None else g.clone()
-    given = (p for p in params) if as_generator else params
+        # Upstream's parameter without a gradient is a frozen one.
+        p.requires_grad_(g is not None)
+    # A tuple, positionally, as upstream's test passes them.
+    given = (p for p in params) if as_generator else tuple(params)
     adapter(module, "run_gradient_clipping")(given, max_l2_norm)
     return {"grads": [p.grad for p in params], "values": [p.detach() for p in params]}
 
@@ -274,14 +306,21 @@ def adamw_trajectory(
         if "betas" in g:
             g["betas"] = tuple(g["betas"])
     adamw = adapter(module, "get_adamw_cls")()
-    optimizer = adamw(param_groups, **defaults)
+
+    def constructed() -> torch.optim.Optimizer:
+        # One group: the parameters as a generator and the hyperparameters as keywords, as
+        # upstream's test builds it from `model.parameters()`; several: the groups.
+        given = iter(param_groups[0]["params"]) if len(param_groups) == 1 else param_groups
+        return adamw(given, **defaults)
+
+    optimizer = constructed()
     trajectory = []
     for t, step in enumerate(grads):
         if t == resume_at:
             saved = io.BytesIO()
             torch.save(optimizer.state_dict(), saved)
             saved.seek(0)
-            optimizer = adamw(param_groups, **defaults)
+            optimizer = constructed()
             optimizer.load_state_dict(torch.load(saved, weights_only=False))
         optimizer.zero_grad(set_to_none=True)
         for p, g in zip(params, step, strict=True):
@@ -324,7 +363,9 @@ def get_batch_samples(
         get_batch = adapter(module, "run_get_batch")
         xs, ys, devices, dtypes = [], [], set(), set()
         for _ in range(calls):
-            x, y = get_batch(array, batch_size, context_length, device)
+            x, y = get_batch(
+                dataset=array, batch_size=batch_size, context_length=context_length, device=device
+            )
             devices |= {str(x.device), str(y.device)}
             dtypes |= {str(x.dtype), str(y.dtype)}
             if x.device.type != "meta" and y.device.type != "meta":  # meta tensors hold no values
@@ -399,9 +440,9 @@ def _fail_fast_if_not_implemented(module: ModuleType) -> None:
     is left to the real round trip to judge."""
     model, out = _CheckpointNet(0), io.BytesIO()
     try:
-        adapter(module, "run_save_checkpoint")(model, _OptimizerStandIn(), 0, out)
+        adapter(module, "run_save_checkpoint")(model, _OptimizerStandIn(), iteration=0, out=out)
         out.seek(0)
-        adapter(module, "run_load_checkpoint")(out, model, _OptimizerStandIn())
+        adapter(module, "run_load_checkpoint")(src=out, model=model, optimizer=_OptimizerStandIn())
     except NotImplementedError:
         raise
     except Exception:  # judged by the round trip below, with a real optimizer
@@ -443,14 +484,16 @@ def checkpoint_resume(
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "checkpoint.pt"
         out: Any = io.BytesIO() if target == "file" else path
-        adapter(module, "run_save_checkpoint")(model, optimizer, steps_before, out)
+        adapter(module, "run_save_checkpoint")(model, optimizer, iteration=steps_before, out=out)
         if isinstance(out, io.BytesIO):
             written = out.getbuffer().nbytes
             out.seek(0)
         else:
             written = path.stat().st_size if path.is_file() else 0
         model, optimizer = fresh(seed + 1)
-        iteration = adapter(module, "run_load_checkpoint")(out, model, optimizer)
+        iteration = adapter(module, "run_load_checkpoint")(
+            src=out, model=model, optimizer=optimizer
+        )
     _train(model, optimizer, data, range(steps_before, total))
     return {
         "uninterrupted": straight,
@@ -485,7 +528,9 @@ def bpe_training(
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.txt"
         path.write_bytes(bytes(corpus.tolist()))
-        vocab, merges = adapter(module, "run_train_bpe")(str(path), vocab_size, special_tokens)
+        # As upstream's test calls it: a pathlib.Path, by keyword.
+        train = adapter(module, "run_train_bpe")
+        vocab, merges = train(input_path=path, vocab_size=vocab_size, special_tokens=special_tokens)
     ids = sorted(vocab)
     return {
         "ids": [int(i) for i in ids],
@@ -507,7 +552,8 @@ def tokenizer_outputs(
 ) -> dict[str, Any]:
     """A tokenizer from the vocabulary (ids 0 … V−1 in order) and merges, stored as in the
     fixtures. For each text: `encode`, `decode` of that, and `encode_iterable` over the text
-    cut into lines (ends kept); for each id list, `decode`, or the error it raised."""
+    as a text file object (which iterates its lines, as upstream's open file does); for each
+    id list, `decode`, or the error it raised."""
     tokens = unpack(vocab_flat, vocab_lengths)
     halves = unpack(merges_flat, merges_lengths)
     merges = list(zip(halves[0::2], halves[1::2], strict=True))
@@ -522,10 +568,7 @@ def tokenizer_outputs(
     return {
         "encoded": encoded,
         "round_trip": [tok.decode(ids) for ids in encoded],
-        "iterable": [
-            [int(i) for i in tok.encode_iterable(iter(text.splitlines(keepends=True)))]
-            for text in texts
-        ],
+        "iterable": [[int(i) for i in tok.encode_iterable(io.StringIO(text))] for text in texts],
         "decoded": decoded,
     }
 

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 import torch
 
+from cs336_harness import submission_imports
 from cs336_harness.adapter_loader import (
     Adapters,
     UnimportableAdapters,
@@ -151,6 +152,8 @@ def _chosen_device(name: str) -> torch.device:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if (checks := config.stash.get(_SHAPE_CHECKS, None)) is not None:
         checks.uninstall()
+    # The checkout's imports end with the session (one run inside another, pytester, too).
+    submission_imports.uninstall()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

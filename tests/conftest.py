@@ -2,6 +2,7 @@ import gc
 import itertools
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import torch
 # of the same grammar that could disagree with the one that selects the tests.
 from _pytest.mark.expression import Expression
 
+from cs336_harness import submission_imports
 from cs336_harness.adapter_loader import resolve_spec
 from cs336_harness.paths import DEFAULT_ADAPTERS
 
@@ -92,3 +94,11 @@ def _torch_imported_once(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         import torch._dynamo
         import torch.distributed.tensor  # noqa: F401
+
+
+@pytest.fixture
+def checkout_imports_undone() -> Iterator[None]:
+    """For a test that loads a checkout's adapters into this process: the checkout's import
+    finder (`cs336_harness.submission_imports`) and its modules go again afterwards."""
+    yield
+    submission_imports.uninstall()

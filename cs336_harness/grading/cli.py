@@ -42,7 +42,7 @@ from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
 from cs336_harness.grading.reports import RunInfo, write_reports
 from cs336_harness.grading.reports.gradescope import DIAGNOSED_BY_OUTPUT
-from cs336_harness.grading.reports.table import family_table, submissions_table
+from cs336_harness.grading.reports.table import family_table, print_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
 from cs336_harness.grading.sandbox import BUBBLEWRAP, NONE, USER, Sandbox, check_sandbox
 from cs336_harness.grading.scoring import (
@@ -93,8 +93,17 @@ def _grading_options(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_RUBRIC,
         help="points per family, and how Gradescope shows the results",
     )
-    parser.add_argument(
-        "--partial", action="store_true", help="credit a family in proportion to tests passed"
+    credit = parser.add_mutually_exclusive_group()
+    credit.add_argument(
+        "--partial",
+        action="store_true",
+        help="credit a family in proportion to its contract tests passed (the default rubric's "
+        "[scoring])",
+    )
+    credit.add_argument(
+        "--all-or-nothing",
+        action="store_true",
+        help="credit a family only when all its contract tests pass",
     )
     parser.add_argument(
         "--test-timeout", type=float, default=defaults.test_timeout, help="seconds per call"
@@ -280,11 +289,10 @@ def _grade_all(
 
 def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -> None:
     graded = {f.family for r in results for f in r.families}
-    unknown = sorted(f for f in graded if rubric.get(f) is None)
-    if unknown:
+    beyond = sorted({f.family for r in results for f in r.beyond})
+    if beyond:
         console.print(
-            f"[yellow]warning:[/] test families missing from the rubric, graded for 0 points: "
-            f"{', '.join(unknown)}"
+            f"[dim]families beyond the rubric, reported apart for 0 points: {', '.join(beyond)}[/]"
         )
     untested = [f.family for f in rubric.families if f.family not in graded]
     if untested:
@@ -316,7 +324,7 @@ def _report(
     _warn_about_rubric(rubric, results, errors)
     if results:
         table = family_table(results[0]) if len(results) == 1 else submissions_table(results)
-        console.print(table)
+        print_table(console, table)
     # Unwrapped, so that a seed or a path in them survives grep.
     for line in info.lines():
         console.print(line, markup=False, soft_wrap=True)
@@ -353,6 +361,11 @@ def _protected(args: argparse.Namespace) -> tuple[Path, ...]:
     """Where this run's inputs and expected outputs come from, beside the bundle: what the
     user tier's worker must not read."""
     return () if args.drawn_inputs is None else (args.drawn_inputs.resolve(),)
+
+
+def _partial(args: argparse.Namespace, rubric: Rubric) -> bool:
+    """Credit per case: the rubric's `[scoring]`, unless an option says otherwise."""
+    return args.partial or (rubric.partial and not args.all_or_nothing)
 
 
 def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: Console) -> Sandbox:
@@ -422,7 +435,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             sandbox=sandbox.description,
             inputs=_inputs(args, seed),
             seed=seed,
-            partial=args.partial,
+            partial=_partial(args, rubric),
             visibility=args.visibility,
             class_size=len(everyone),
             shard=f"{index}/{count}",
@@ -473,7 +486,8 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
         f"--submission-timeout={args.submission_timeout!r}",
         *(f"{name}={format_size(size).replace(' ', '')}" for name, size in sizes.items()),
     ]
-    options += ["--partial"] * args.partial + ["--no-sandbox"] * args.no_sandbox
+    options += ["--partial"] * args.partial + ["--all-or-nothing"] * args.all_or_nothing
+    options += ["--no-sandbox"] * args.no_sandbox
     options += [] if args.sandbox == AUTO else [f"--sandbox={args.sandbox}"]
     return options
 

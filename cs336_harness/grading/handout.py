@@ -90,8 +90,10 @@ still raising `NotImplementedError`. `rubric.toml` lists the points per componen
 
 **Beyond it** (optional unless your course says otherwise): {beyond}. These are your model
 as an `nn.Module` (through `get_transformer_lm` and `get_transformer_block`, adapters the
-original harness lacks) and the architecture variants (the seed systems' choices and the
-usual ablations, in `docs/contract.md`).
+original harness lacks), decoding (`run_sample_next_token`, `run_generate`) and the
+architecture variants (the seed systems' choices and the usual ablations, in
+`docs/contract.md`). The default rubric gives them no points; the grader reports them apart
+where you implement them, and says nothing of them where you do not.
 
 A failing comparison opens with the likely mistake when its output matches a known one
 (`likely cause: ...`), or else with the shape of its error (`error shape: ...`: a constant
@@ -102,9 +104,12 @@ With `--typecheck`, a call whose tensors contradict the jaxtyping shapes in your
 fails at that call, naming the annotation it broke.
 
 Some tests check behaviour the assignment leaves open (a fully masked attention row gives
-zeros, not NaN; a sequence longer than the context is refused). They are *hardening*: a
+zeros, not NaN; a sequence longer than the context is refused), or call your adapters in
+ways upstream's tests never do (more axes, half-precision inputs, a generator of
+parameters; `docs/contract.md` lists what upstream's tests pass). They are *hardening*: a
 failing one says so on its first line, and they are scored apart from the components'
-points. `uv run pytest -m "not hardening"` runs the assignment's contract alone.
+points. `uv run pytest -m "not hardening"` runs the assignment's contract alone. A
+component's points are shared among its contract tests: each one you pass earns its share.
 
 ## What each component's tests catch
 

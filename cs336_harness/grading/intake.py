@@ -1,20 +1,26 @@
 """Taking a submission in: a bounded copy of what it contributes, following no link.
 
 A submission's directory is entirely its author's: any name, any depth, any number of
-files, sparse files, links to a classmate's directory. The grader copies from it only
-`cs336_basics/` and `tests/adapters.py`, and only regular files and directories, before
-anything else sees it. The walk is iterative and goes by directory descriptors: every
-open is relative to the directory just checked, with O_NOFOLLOW, and a file is copied only
-if the one opened is the regular file the walk listed (same device and inode), so swapping
-an entry for a link mid-copy reads nothing outside. A link is never followed: neither
+files, sparse files, links to a classmate's directory. The grader copies from it only the
+code its adapters can import, before anything else sees it: `cs336_basics/` whole; the
+Python files directly in `tests/` but its test modules and conftest (`adapters.py`, the
+upstream handout's `common.py`, `__init__.py`, helpers); and the Python files of the other
+top-level modules (`*.py`) and packages (folders with an `__init__.py`). Only regular files
+and directories: the walk is iterative and goes by directory descriptors, every open is
+relative to the directory just checked, with O_NOFOLLOW, and a file is copied only if the
+one opened is the regular file the walk listed (same device and inode), so swapping an
+entry for a link mid-copy reads nothing outside. A link is never followed: neither
 `tests` or `cs336_basics` nor one deeper; it is left out, and so are FIFOs, devices,
 sockets and over-large files, each with a note saying why. Past a limit of
 `IntakeLimits` the whole submission is refused (`IntakeRefused`), having written nothing
-past that limit; the grader gives it an error verdict alone.
+past that limit; the grader gives it an error verdict alone. The top level and `tests/`
+are looked at one entry deep, and only what is copied counts against the limits, so data
+beside the code (fixtures, checkpoints, a corpus) costs nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import os
@@ -276,10 +282,17 @@ class _Copy:
         return sorted(found, key=lambda item: item[0])
 
     def copy_tree(
-        self, source: int, dest: int, name: str, relative: str, listed: os.stat_result
+        self,
+        source: int,
+        dest: int,
+        name: str,
+        relative: str,
+        listed: os.stat_result,
+        python_only: bool = False,
     ) -> None:
         """Depth first, with an explicit stack of open folders: no recursion, so no depth
-        limit but `IntakeLimits.depth`, which also caps the descriptors held."""
+        limit but `IntakeLimits.depth`, which also caps the descriptors held. `python_only`:
+        of the regular files, only `*.py` are copied (the others silently stay behind)."""
         opened = self.enter(source, dest, name, relative, listed)
         stack = [(*opened, relative)] if opened is not None else []
         try:
@@ -294,7 +307,8 @@ class _Copy:
                 child, status = entry
                 child_path = f"{path}/{child}"
                 if stat.S_ISREG(status.st_mode):
-                    self.copy_file(folder, copied, child, child_path, status)
+                    if not python_only or child.endswith(".py"):
+                        self.copy_file(folder, copied, child, child_path, status)
                 elif not stat.S_ISDIR(status.st_mode):
                     self.leave_out(child_path, _not_regular(status.st_mode))
                 elif (inner := self.enter(folder, copied, child, child_path, status)) is not None:
@@ -305,33 +319,95 @@ class _Copy:
                 os.close(copied)
 
 
-def _copy_adapters(copy: _Copy, root: int, dest: int, tests: os.stat_result) -> None:
-    """`tests/adapters.py` alone: the rest of the submission's `tests/` is never listed,
-    so its own fixtures count against no limit."""
+def _is_test_module(name: str) -> bool:
+    """pytest's default test files and conftest: the student's own tests, never imported by
+    adapters, whose runs are the grader's trusted tests."""
+    stem = name.removesuffix(".py")
+    return stem == "conftest" or stem.startswith("test_") or stem.endswith("_test")
+
+
+def _copy_tests(copy: _Copy, root: int, dest: int, tests: os.stat_result) -> None:
+    """The Python files directly in `tests/` but test modules and conftest, `adapters.py`
+    first: its note (a link) heads the list, which a report may cut short. Nothing deeper is
+    listed, so the submission's own fixtures count against no limit."""
     opened = copy.open_folder(root, TESTS, TESTS, tests)
     if opened is None:
         return
+    out = None
     try:
-        relative = f"{TESTS}/{ADAPTERS}"
-        adapters = copy.part(opened, ADAPTERS, relative, folder=False)
-        if adapters is not None:
-            os.mkdir(TESTS, dir_fd=dest)
-            out = os.open(TESTS, _DIRECTORY, dir_fd=dest)
-            try:
-                copy.copy_file(opened, out, ADAPTERS, relative, adapters)
-            finally:
-                os.close(out)
+        found = sorted(_python_files(opened), key=lambda entry: entry[0] != ADAPTERS)
+        for name, status in found:
+            relative = f"{TESTS}/{name}"
+            copy.admit(relative)
+            if not stat.S_ISREG(status.st_mode):
+                copy.leave_out(relative, _not_regular(status.st_mode))
+                continue
+            if out is None:
+                os.mkdir(TESTS, dir_fd=dest)
+                out = os.open(TESTS, _DIRECTORY, dir_fd=dest)
+            copy.copy_file(opened, out, name, relative, status)
     finally:
         os.close(opened)
+        if out is not None:
+            os.close(out)
+
+
+def _python_files(folder: int) -> list[tuple[str, os.stat_result]]:
+    """The entries of `folder` named `*.py` (but test modules), unfollowed, by name."""
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(".py") and not _is_test_module(entry.name):
+                with contextlib.suppress(OSError):
+                    found.append((entry.name, entry.stat(follow_symlinks=False)))
+    return sorted(found)
+
+
+def _copy_top_level(copy: _Copy, root: int, dest: int) -> None:
+    """The submission's other top-level modules and packages (their Python files), which
+    its adapters may import beside `cs336_basics`. Only what is copied counts against the
+    limits; past `limits.files` entries the top level is looked at no further, with a note."""
+    with os.scandir(root) as scan:
+        entries = []
+        for seen, entry in enumerate(scan):
+            if seen == copy.limits.files:
+                copy.leave_out(".", f"more than {copy.limits.files} entries at the top level; "
+                               "the rest was not looked at")  # fmt: skip
+                break
+            if entry.name not in (PACKAGE, TESTS) and (
+                entry.name.endswith(".py") or entry.name.isidentifier()
+            ):
+                with contextlib.suppress(OSError):
+                    entries.append((entry.name, entry.stat(follow_symlinks=False)))
+    for name, status in sorted(entries):
+        if name.endswith(".py") and stat.S_ISREG(status.st_mode):
+            copy.admit(name)
+            copy.copy_file(root, dest, name, name, status)
+        elif stat.S_ISDIR(status.st_mode) and _is_package(root, name):
+            copy.copy_tree(root, dest, name, name, status, python_only=True)
+
+
+def _is_package(root: int, name: str) -> bool:
+    """Whether the folder `name` holds a regular `__init__.py` (looked up unfollowed)."""
+    try:
+        folder = _open_folder(name, root)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.stat("__init__.py", dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(folder)
 
 
 def copy_submission(
     source: Path, dest: Path, limits: IntakeLimits = DEFAULT_LIMITS
 ) -> list[LeftOut]:
-    """Copy what a submission contributes, its package and its adapters file, into `dest`
-    (made here); return what was left out of the copy. Raises IntakeRefused past a limit.
+    """Copy what a submission contributes, its code (module docstring), into `dest` (made
+    here); return what was left out of the copy. Raises IntakeRefused past a limit.
 
-    Anything else it holds (its own tests, fixtures, conftest) is never looked at. A part
+    Anything else it holds (its own tests, fixtures, conftest, data) is never read. A part
     it lacks stays absent, so importing it fails in the worker as it would for a student.
     `source` itself is not followed either: a link in a class directory, which `discover`
     keeps unresolved, is refused here rather than graded as what it points to.
@@ -349,10 +425,11 @@ def copy_submission(
             # report may cut short.
             tests = copy.part(root, TESTS, TESTS, folder=True)
             if tests is not None:
-                _copy_adapters(copy, root, out, tests)
+                _copy_tests(copy, root, out, tests)
             package = copy.part(root, PACKAGE, PACKAGE, folder=True)
             if package is not None:
                 copy.copy_tree(root, out, PACKAGE, PACKAGE, package)
+            _copy_top_level(copy, root, out)
         finally:
             os.close(out)
     finally:

@@ -1,13 +1,18 @@
 """The rubric (`rubric.toml`) and points: what each family is worth, and what it earned.
 
-Each family's points are the registry's (`cs336_harness/families.py`) unless the rubric has
-a `[families]` table, which then is the course's whole table: a family it leaves out is
-graded for 0 points, with a warning.
+Each family's points are the registry's (`cs336_harness/families.py`) for the families
+upstream's handout defines, unless the rubric has a `[families]` table, which then is the
+course's whole table. A family the rubric leaves out (by default, those beyond upstream's
+handout: LayerNorm, GELU, the modules, decoding, the variants) is reported apart and earns
+nothing; where a submission implements none of it, it is not reported at all, since a
+class whose handout lacks it has nothing to implement.
 
-A family earns its rubric points when all its *contract* tests pass (`partial`: pro rata).
-Its *hardening* tests (behaviour this project chose where upstream is silent) are scored
-apart, together, as the rubric's `[hardening]` entry: 0 points unless an instructor sets
-otherwise, so that a correct upstream-style implementation never loses a point to them.
+A family earns its rubric points in proportion to its *contract* tests passed, each case
+its share (the rubric's `[scoring] credit = "case"`, the default), or only when all pass
+(`credit = "family"`). Its *hardening* tests (behaviour this project chose where upstream is
+silent, and calls upstream's tests never make) are scored apart, together, as the rubric's
+`[hardening]` entry: 0 points unless an instructor sets otherwise, so that a correct
+upstream-style implementation never loses a point to them.
 The `[rules]` entry sets what the assignment's rules cost (`cs336_harness.rules`): the
 points taken from a submission whose source uses what they forbid (`penalty`, default 0:
 reported only), and names allowed beyond the default policy's (`allowed`).
@@ -33,10 +38,14 @@ from cs336_harness.rules.policy import Policy
 
 DEFAULT_RUBRIC = REPO_ROOT / "rubric.toml"
 HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
+# How the reports name a family the rubric leaves out.
+BEYOND = "beyond the rubric"
 # Gradescope's values (its autograder specification): who sees a result and when, and how
 # it renders an output string.
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 OUTPUT_FORMATS = ("text", "ansi", "md", "html", "simple_format")
+# `[scoring] credit`: per contract case (pro rata), or per family (all or nothing).
+CREDITS = ("case", "family")
 
 
 class RubricError(ValueError):
@@ -83,6 +92,8 @@ class Rubric:
     hardening: FamilyPoints = FamilyPoints(HARDENING, HARDENING_TITLE, 0.0)
     gradescope: Gradescope = Gradescope()
     rules: RulesEntry = RulesEntry()
+    # Credit per contract case (pro rata) rather than all or nothing per family.
+    partial: bool = True
 
     def get(self, family: str) -> FamilyPoints | None:
         if family == HARDENING:
@@ -164,14 +175,16 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise RubricError(f"cannot read the rubric {path}: {error}") from error
-    unknown = sorted(set(data) - {"families", HARDENING, "gradescope", "rules"})
+    unknown = sorted(set(data) - {"families", HARDENING, "gradescope", "rules", "scoring"})
     if unknown:
         raise RubricError(
             f"rubric {path}: unknown {', '.join(map(repr, unknown))} "
-            "(its tables are [families], [hardening], [gradescope] and [rules])"
+            "(its tables are [families], [hardening], [scoring], [gradescope] and [rules])"
         )
-    # Without a [families] table, the registry's points; with one, the course's table whole.
-    table = data.get("families", {f.name: {"points": f.points} for f in FAMILIES})
+    # Without a [families] table, the registry's points for upstream's families; with one,
+    # the course's table whole.
+    upstream = {f.name: {"points": f.points} for f in FAMILIES if f.upstream}
+    table = data.get("families", upstream)
     if not isinstance(table, dict) or not table:
         raise RubricError(f"rubric {path}: its [families] table gives no family points")
     if HARDENING in table:
@@ -179,7 +192,16 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
     hardening = _entry(HARDENING, {"title": HARDENING_TITLE, "points": 0} | data.get(HARDENING, {}))
     gradescope = _gradescope(path, data.get("gradescope", {}), set(table))
     families = tuple(_entry(name, value) for name, value in table.items())
-    return Rubric(families, hardening, gradescope, _rules_entry(data.get("rules", {})))
+    rules = _rules_entry(data.get("rules", {}))
+    return Rubric(families, hardening, gradescope, rules, _partial(path, data.get("scoring", {})))
+
+
+def _partial(path: Path, table: object) -> bool:
+    """The `[scoring]` table's `credit`: whether a family is credited per case."""
+    where = f"rubric {path}, [scoring]"
+    if not isinstance(table, dict) or set(table) - {"credit"}:
+        raise RubricError(f"{where} may hold only credit")
+    return _choice(where, "credit", table.get("credit", "case"), CREDITS) == "case"
 
 
 @dataclass(frozen=True)
@@ -214,6 +236,9 @@ class Score:
     families: tuple[FamilyScore, ...]
     # Taken off for using what the assignment's rules forbid (the rubric's [rules] penalty).
     penalty: float = 0.0
+    # Families the rubric leaves out that the submission implements at least in part: its
+    # results there, hardening tests included, earning nothing (reported apart).
+    beyond: tuple[FamilyScore, ...] = ()
 
     @property
     def points(self) -> float:
@@ -238,9 +263,10 @@ def _family_score(
         points = max_points * passed / len(tests)
     else:
         points = max_points if passed == len(tests) else 0.0
+    registered = BY_NAME[family].title if family in BY_NAME else family
     return FamilyScore(
         family=family,
-        title=entry.title if entry else family,
+        title=entry.title if entry else registered,
         tests=tuple(tests),
         points=points,
         max_points=max_points,
@@ -249,13 +275,20 @@ def _family_score(
     )
 
 
-def score(submission: SubmissionResult, rubric: Rubric, partial: bool = False) -> Score:
-    """Every family that has contract tests, in rubric order (families the rubric lacks
-    after those), then the hardening tests of every family as one entry."""
+def score(submission: SubmissionResult, rubric: Rubric, partial: bool | None = None) -> Score:
+    """Every family of the rubric that has contract tests, in rubric order, then the
+    hardening tests of those families as one entry; the families the rubric lacks apart
+    (`Score.beyond`), each with all its tests, but those the submission does not implement at
+    all. `partial`: credit per case (None: as the rubric says)."""
+    partial = rubric.partial if partial is None else partial
     groups: dict[str, list[GradedTest]] = {}
     for test in submission.tests:
-        groups.setdefault(HARDENING if test.kind == HARDENING else test.family, []).append(test)
+        graded = rubric.get(test.family) is not None
+        key = HARDENING if test.kind == HARDENING and graded else test.family
+        groups.setdefault(key, []).append(test)
     ordered = sorted(groups, key=rubric.order)
-    families = tuple(_family_score(f, groups[f], rubric, partial) for f in ordered)
+    scores = [_family_score(f, groups[f], rubric, partial) for f in ordered]
+    families = tuple(s for s in scores if s.in_rubric)
+    beyond = tuple(s for s in scores if not s.in_rubric and s.status != Status.NOT_IMPLEMENTED)
     penalty = rubric.rules.penalty if submission.forbidden_count else 0.0
-    return Score(submission, families, penalty)
+    return Score(submission, families, penalty, beyond)

@@ -116,7 +116,7 @@ def _reply(module: ModuleType, request: dict[str, Any], watcher: Watcher) -> dic
     try:
         with watcher:
             value = run()
-        changed = inputs_unchanged.changed(before, args, kwargs)
+        changed = inputs_unchanged.changed(before)
     except NotImplementedError as error:
         reply = {"not_implemented": name}
         where = where_raised(error, module, needs_of(name) if "probe" in request else [name])

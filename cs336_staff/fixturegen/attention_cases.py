@@ -17,6 +17,7 @@ from cs336_staff.fixturegen.reference_model import (
     from_model,
     sub,
 )
+from cs336_staff.fixturegen.upstream_calls import upstream_passes
 from cs336_staff.fixturegen.weights import QK_SCALE, linear_weight
 from cs336_staff.fixturegen.writer import FixtureSet
 
@@ -66,7 +67,7 @@ def add_rope(fs: FixtureSet) -> None:
             500000.0,
             64,
             (2, 9),
-            lambda rng: rng.integers(0, 64, (2, 9)),
+            lambda rng: rng.integers(0, 64, 9),
         ),
         (
             "theta_100",
@@ -89,7 +90,24 @@ def add_rope(fs: FixtureSet) -> None:
             {"d_k": d_k, "theta": theta, "max_seq_len": max_seq_len},
             {"in_query_or_key": x, "token_positions": pos},
             oracle.rope(x, pos, theta),
+            hardening=(
+                upstream_passes("(batch, seq, d_k) inputs at (seq,) positions", "this one")
+                if pos.ndim > 1
+                else None
+            ),
         )
+
+
+def _attention_hardening(kind: str | None, mask: np.ndarray | None, scores: tuple) -> str | None:
+    """Why an attention case is hardening: a row with no key, or a call upstream never makes
+    (no mask, or one broadcast to the scores' shape)."""
+    if kind == "fully_masked_row":
+        return "upstream leaves a query with no key to attend undefined"
+    if mask is None:
+        return upstream_passes("a mask", "mask=None")
+    if mask.shape != scores:
+        return upstream_passes("a mask shaped like the scores", "one that broadcasts")
+    return None
 
 
 def add_attention(fs: FixtureSet) -> None:
@@ -117,11 +135,7 @@ def add_attention(fs: FixtureSet) -> None:
             {"mask": mask is not None},
             inputs,
             oracle.scaled_dot_product_attention(q, k, v, mask),
-            hardening=(
-                "upstream leaves a query with no key to attend undefined"
-                if mask_kind == "fully_masked_row"
-                else None
-            ),
+            hardening=_attention_hardening(mask_kind, mask, (*lead, n, m)),
         )
 
     case("3d_random_mask", "(batch, n, d) inputs with a random mask", (2,), 6, 6, 8, 8, "random")
@@ -209,16 +223,21 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
             {"in_features": x},
             _mha_oracle(x, w, heads),
             w,
+            hardening=(
+                upstream_passes("(batch, seq, d_model) inputs", "four axes")
+                if len(shape) > 2
+                else None
+            ),
         )
 
     family = "multihead_self_attention_with_rope"
     rng = fs.rng(family, "reference")
     x = normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
-    positions = np.arange(REFERENCE_SEQ)
+    positions = np.arange(REFERENCE_SEQ)[None]  # (1, seq), as upstream's test shapes them
     fs.add(
         family,
         "reference",
-        "the reference first layer with positions 0..11",
+        "the reference first layer with positions 0..11, shaped (1, 12)",
         {"d_model": 64, "num_heads": 4, "max_seq_len": 16, "theta": 10000.0}
         | from_model("layers.0.attn."),
         {"in_features": x, "token_positions": positions},
@@ -237,13 +256,13 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     for case_id, description, d_model, heads, theta, max_seq, shape, make_positions in [
         (
             "offset_positions",
-            "positions 20..29, Θ = 500000",
+            "positions 20..29, shaped (1, 10), Θ = 500000",
             32,
             2,
             500000.0,
             64,
             (2, 10),
-            lambda rng: np.arange(20, 30),
+            lambda rng: np.arange(20, 30)[None],
         ),
         (
             "batched_positions",
@@ -267,13 +286,18 @@ def add_mha(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
             {"in_features": x, "token_positions": pos},
             _mha_oracle(x, w, heads, theta, pos),
             w,
+            hardening=(
+                upstream_passes("positions shaped (1, seq)", "a row per batch element")
+                if pos.shape[0] > 1
+                else None
+            ),
         )
 
 
 def add_rope_backward(fs: FixtureSet) -> None:
     """RoPE's backward case."""
     rng = fs.rng("rope", "backward")
-    positions = rng.integers(0, 32, (3, 1, 10))
+    positions = rng.integers(0, 32, 10)  # (seq,), as upstream passes them
     theta = 10000.0
 
     def gradients(v, d):
@@ -282,10 +306,10 @@ def add_rope_backward(fs: FixtureSet) -> None:
         }
 
     add_backward_case(
-        fs, "rope", "backward_batched_positions",
-        "(3, 2, 10, 8) input, positions per batch row: the gradient rotates back",
+        fs, "rope", "backward_arbitrary_positions",
+        "(3, 10, 8) input at unsorted positions with repeats: the gradient rotates back",
         {"d_k": 8, "theta": theta, "max_seq_len": 32},
-        {"in_query_or_key": normal(rng, 3, 2, 10, 8)},
+        {"in_query_or_key": normal(rng, 3, 10, 8)},
         lambda v: oracle.rope(v["in_query_or_key"], positions, theta),
         gradients,
         others={"token_positions": positions},
@@ -324,7 +348,7 @@ def add_mha_backward(fs: FixtureSet) -> None:
     """Multi-head self-attention's backward cases, with and without RoPE."""
     for family, case_id, seq, with_rope in (
         ("multihead_self_attention", "backward_two_heads", 6, False),
-        ("multihead_self_attention_with_rope", "backward_batched_positions", 7, True),
+        ("multihead_self_attention_with_rope", "backward_offset_positions", 7, True),
     ):
         rng = fs.rng(family, "backward")
         w = _mha_weights(rng, 16)
@@ -334,11 +358,12 @@ def add_mha_backward(fs: FixtureSet) -> None:
         others = {}
         description = "d_model 16, 2 causal heads"
         if with_rope:
-            positions = np.sort(rng.integers(0, 32, (2, seq)), axis=-1)
+            # (1, seq), as upstream's test shapes them: shared by the batch, not from 0.
+            positions = np.sort(rng.integers(0, 32, (1, seq)), axis=-1)
             params |= {"theta": 10000.0, "max_seq_len": 32}
             rope = {"theta": 10000.0, "positions": positions}
             others = {"token_positions": positions}
-            description += ", RoPE at positions per batch row"
+            description += ", RoPE at sorted positions shaped (1, seq)"
 
         def forward(v, rope=rope):
             return oracle.multihead_self_attention(v["in_features"], *matrices(v, *MHA), 2, **rope)

@@ -22,6 +22,7 @@ from cs336_staff.fixturegen.reference_model import (
     from_model,
     sub,
 )
+from cs336_staff.fixturegen.upstream_calls import upstream_passes
 from cs336_staff.fixturegen.weights import linear_weight, norm_gain
 from cs336_staff.fixturegen.writer import FixtureSet
 
@@ -48,6 +49,7 @@ def add_linear(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         {"in_features": x},
         oracle.linear(x, w),
         {"weight": w},
+        hardening=upstream_passes("(batch, seq, d_in) inputs", "four axes"),
     )
     rng = fs.rng("linear", "single_vector")
     x, w = normal(rng, 9), linear_weight(rng, 9, 9)
@@ -59,6 +61,7 @@ def add_linear(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         {"in_features": x},
         oracle.linear(x, w),
         {"weight": w},
+        hardening=upstream_passes("(batch, seq, d_in) inputs", "a 1-D one"),
     )
 
 
@@ -85,6 +88,7 @@ def add_embedding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         {"token_ids": ids},
         oracle.embedding(table, ids),
         {"weight": table},
+        hardening=upstream_passes("(batch, seq) ids", "three axes"),
     )
 
 
@@ -101,7 +105,7 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         oracle.rmsnorm(x, gain, 1e-5),
     )
     rng = fs.rng("rmsnorm", "small_magnitude")
-    x = normal(rng, 3, 64, std=1e-3)
+    x = normal(rng, 1, 3, 64, std=1e-3)  # (batch, seq, d_model), as upstream's inputs are
     fs.add(
         "rmsnorm",
         "small_magnitude",
@@ -142,6 +146,7 @@ def add_rmsnorm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
             {"in_features": x},
             oracle.rmsnorm(x.double().numpy(), g, 1e-5),
             {"weight": g},
+            hardening=upstream_passes("float32 inputs", f"a {name} one"),
         )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cs336_staff.fixturegen.upstream_calls import upstream_passes
 from cs336_staff.fixturegen.writer import FixtureSet
 from cs336_staff.oracle import bpe, hf_bpe
 
@@ -76,17 +77,30 @@ def _passage(rng: np.random.Generator, length: int) -> str:
     return text[start : start + length]
 
 
-# name -> (description, special tokens, merges to learn, the corpus from a generator)
+# Upstream's tests train with special_tokens=["<|endoftext|>"], whether or not the corpus
+# holds it; the cases that call otherwise, or that upstream's handout leaves open, are
+# hardening.
+NO_SPECIALS = upstream_passes('special_tokens=["<|endoftext|>"]', "an empty list")
+OVERLAPPING = (
+    "upstream's handout does not say how special tokens that overlap are split during training"
+)
+EXHAUSTED = (
+    "upstream's handout does not say what training does once no pair is left before vocab_size"
+)
+
+# name -> (description, special tokens, merges to learn, the corpus from a generator, why
+# the case is hardening or None)
 CORPORA = {
     "ties": (
         "distinct two-letter words, each 3 or 5 times: most merges are ties, broken toward "
         "the lexicographically greater pair",
-        [],
+        [END],
         24,
         lambda rng: "".join(
             f" {a}{b}" * int(rng.choice([3, 5]))
             for a, b in zip(rng.permutation(list("qwertyuiop")), "asdfghjklz", strict=True)
         ),
+        None,
     ),
     "repeated_special": (
         "documents joined by <|endoftext|>, sometimes twice in a row: no pair inside or across "
@@ -98,6 +112,7 @@ CORPORA = {
             + END * int(rng.integers(1, 3))
             for _ in range(40)
         ),
+        None,
     ),
     "overlapping_special": (
         "special tokens <|s|> and <|s|>zzz: the longer one matches first, so no 'zz' pair is "
@@ -105,6 +120,7 @@ CORPORA = {
         ["<|s|>", "<|s|>zzz"],
         30,
         lambda rng: _corpus(rng, [" ab", " ba", "<|s|>zzz", "<|s|>", " zb", "bz"], 150),
+        OVERLAPPING,
     ),
     "emoji": (
         "words beyond the Basic Multilingual Plane (4-byte UTF-8) and accents: merges of "
@@ -112,13 +128,15 @@ CORPORA = {
         [END],
         40,
         lambda rng: _corpus(rng, [" 🙂", "🙂🙂", " 🐍x", " ü", " naïve", " 中文", "𝔘", END], 150),
+        None,
     ),
     "blank_lines_and_runs": (
         "empty lines, runs of spaces and long runs of one character: whitespace pre-tokens "
         "and overlapping pairs (aaaa)",
-        [],
+        [END],
         40,
         lambda rng: _corpus(rng, ["\n", "\n\n\n", "aaaaaaaaaaaa", "   ", " a", "\t\n", "bb"], 200),
+        None,
     ),
     "shakespeare": (
         "two pages of Shakespeare at drawn offsets, joined by <|endoftext|>: real English, "
@@ -126,12 +144,21 @@ CORPORA = {
         [END],
         64,
         lambda rng: _passage(rng, 2500) + END + _passage(rng, 2500),
+        None,
     ),
     "exhausted": (
         "a vocabulary larger than the corpus can fill: training stops when no pair is left",
         [END],
         500,
         lambda rng: _corpus(rng, [" hi", " ho", END], 12),
+        EXHAUSTED,
+    ),
+    "no_special_tokens": (
+        "no special tokens at all: <|endoftext|> in the corpus is plain text, merged as any",
+        [],
+        30,
+        lambda rng: _corpus(rng, [" the", " cat", END, " sat"], 60),
+        NO_SPECIALS,
     ),
 }
 
@@ -139,7 +166,7 @@ CORPORA = {
 def add_train_bpe(fs: FixtureSet) -> dict[str, tuple[dict[int, bytes], list, list[str], str]]:
     """The training cases; returns each corpus's trained model for the tokenizer cases."""
     models = {}
-    for case_id, (description, specials, merges_wanted, draw) in CORPORA.items():
+    for case_id, (description, specials, merges_wanted, draw, hardening) in CORPORA.items():
         text = draw(fs.rng("train_bpe", case_id))
         vocab_size = 256 + len(specials) + merges_wanted
         vocab, merges = bpe.train(text, vocab_size, specials)
@@ -150,6 +177,7 @@ def add_train_bpe(fs: FixtureSet) -> dict[str, tuple[dict[int, bytes], list, lis
             {"vocab_size": vocab_size, "special_tokens": specials},
             {"corpus": _utf8(text)} | pack_model(vocab, merges),
             None,
+            hardening=hardening,
         )
         models[case_id] = (vocab, merges, specials, text)
     return models
@@ -162,12 +190,14 @@ def _tokenizer_case(
     model: tuple[dict[int, bytes], list, list[str], str],
     texts: list[str],
     decode: list[list[int]],
-    special_tokens: list[str] | None = None,
+    without_special_tokens: bool = False,
     reference: Callable[[str], list[int]] | None = None,
 ) -> None:
-    """One encoding case; expected ids from ``reference`` (default: `oracle.bpe.encode`)."""
+    """One encoding case; expected ids from ``reference`` (default: `oracle.bpe.encode`).
+    The tokenizer gets the special tokens the model was trained with, or, `without_special_
+    tokens`, None, as upstream passes it for no special tokens."""
     vocab, merges, trained_specials, _ = model
-    specials = trained_specials if special_tokens is None else special_tokens
+    specials = [] if without_special_tokens else trained_specials
     inputs = pack_model(vocab, merges) | pack([t.encode() for t in texts], "texts")
     encode = reference or (lambda text: bpe.encode(text, vocab, merges, specials))
     encoded = [encode(t) for t in texts]
@@ -180,7 +210,8 @@ def _tokenizer_case(
         "decode_lengths": np.array([len(ids) for ids in decode], dtype=np.int64),
     }
     inputs |= pack([bpe.decode(ids, vocab).encode() for ids in decode], "expected_decoded")
-    fs.add("tokenizer", case_id, description, {"special_tokens": specials}, inputs, None)
+    given = None if without_special_tokens else specials
+    fs.add("tokenizer", case_id, description, {"special_tokens": given}, inputs, None)
 
 
 def add_tokenizer(fs: FixtureSet) -> None:
@@ -219,11 +250,12 @@ def add_tokenizer(fs: FixtureSet) -> None:
     )  # fmt: skip
     _tokenizer_case(
         fs, "no_special_tokens",
-        "a tokenizer built without special tokens: <|endoftext|> in the text is plain text",
+        "a tokenizer built without special tokens (None, as upstream passes it): "
+        "<|endoftext|> in the text is plain text",
         models["repeated_special"],
         [" the cat" + END + " sat"],
         [],
-        special_tokens=[],
+        without_special_tokens=True,
     )  # fmt: skip
     _tokenizer_case(
         fs, "blank_lines_and_runs",

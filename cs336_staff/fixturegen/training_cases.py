@@ -16,6 +16,7 @@ from cs336_staff import oracle
 from cs336_staff.fixturegen.backward_case import add_backward_case
 from cs336_staff.fixturegen.draws import normal
 from cs336_staff.fixturegen.reference_model import MODEL_FILE, REFERENCE_CONFIG
+from cs336_staff.fixturegen.upstream_calls import upstream_passes
 from cs336_staff.fixturegen.writer import FixtureSet
 
 # Draws tried before the generator gives up on a seed (none has come close).
@@ -34,6 +35,9 @@ def add_cross_entropy(fs: FixtureSet) -> None:
             {},
             {"inputs": logits, "targets": targets},
             np.asarray(oracle.cross_entropy(logits, targets)),
+            hardening=(
+                upstream_passes("(batch, vocab) logits", "more axes") if logits.ndim > 2 else None
+            ),
         )
 
     rng = fs.rng("cross_entropy", "batch")
@@ -111,6 +115,7 @@ def _adamw_case(
     groups: list[dict],
     steps: int,
     missing: dict[int, set[int]] | None = None,
+    hardening: str | None = None,
 ) -> None:
     rng = fs.rng("adamw", case_id)
     initial = [normal(rng, *s) for s in shapes]
@@ -142,6 +147,7 @@ def _adamw_case(
         {"count": len(shapes), "steps": steps, "groups": groups},
         inputs,
         flat["expected"],
+        hardening=hardening,
     )
 
 
@@ -161,12 +167,16 @@ def add_adamw(fs: FixtureSet) -> None:
         "two parameter groups with their own lr, betas, eps and weight decay",
         [(4, 3), (5,), (3, 3)],
         [base | {"params": [0, 2]}, other | {"params": [1]}], 20,
+        hardening=upstream_passes("model.parameters() and one set of hyperparameters",
+                                  "parameter groups of their own"),
     )  # fmt: skip
     _adamw_case(
         fs, "missing_gradients",
         "a parameter without a gradient on some steps is left alone and keeps its own step "
         "count (as torch.optim does)",
         [(3, 4), (4,)], [base | {"params": [0, 1]}], 12, missing={1: {0, 1, 5, 6, 7}},
+        hardening=upstream_passes("a gradient for every parameter at every step",
+                                  "a step without one"),
     )  # fmt: skip
 
 
@@ -217,6 +227,9 @@ def add_data_loading(fs: FixtureSet) -> None:
             # Ids that are not their own positions, so windows of positions are caught.
             {"dataset": np.arange(first, first + length, dtype=np.int64)},
             None,
+            hardening=upstream_passes("an int64 NumPy array", "a uint16 np.memmap")
+            if memmap
+            else None,
         )
 
 
@@ -233,6 +246,7 @@ def add_checkpointing(fs: FixtureSet) -> None:
              "steps_after": int(rng.integers(2, 6)), "target": target},
             {},
             None,
+            hardening=upstream_passes("a path", "a file object") if target == "file" else None,
         )  # fmt: skip
 
 
@@ -344,12 +358,12 @@ def add_decoding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
 def add_cross_entropy_backward(fs: FixtureSet) -> None:
     """Cross-entropy's backward case: the logits' gradient."""
     rng = fs.rng("cross_entropy", "backward")
-    targets = rng.integers(0, 20, (3, 4))
+    targets = rng.integers(0, 20, 12)
     add_backward_case(
-        fs, "cross_entropy", "backward_leading_dims",
-        "(softmax - one_hot) / 12 over logits (3, 4, 20), times a scalar projection",
+        fs, "cross_entropy", "backward_batch",
+        "(softmax - one_hot) / 12 over logits (12, 20), times a scalar projection",
         {},
-        {"inputs": normal(rng, 3, 4, 20, std=2.0)},
+        {"inputs": normal(rng, 12, 20, std=2.0)},
         lambda v: np.asarray(oracle.cross_entropy(v["inputs"], targets)),
         lambda v, d: {
             "inputs": oracle.cross_entropy_backward(v["inputs"], targets, float(d))["logits"]

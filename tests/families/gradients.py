@@ -27,11 +27,17 @@ EXPECTED = "expected_grad."
 
 
 def assert_input_gradients(
-    adapters: Any, case: Case, adapter: str, kwargs: dict[str, Any], tolerance: dict[str, float]
+    adapters: Any,
+    case: Case,
+    adapter: str,
+    kwargs: dict[str, Any],
+    tolerance: dict[str, float],
+    positional: int = 0,
 ) -> None:
     """Fail unless `adapter(**kwargs)` passes back to each argument with an
     `expected_grad.<argument>` in `case`, and to each of the case's weights among the
-    arguments with an `expected_grad.<SPEC name>`, that gradient, within `tolerance`."""
+    arguments with an `expected_grad.<SPEC name>`, that gradient, within `tolerance`. The
+    first `positional` arguments go by position, as upstream's tests pass them."""
     __tracebackhide__ = True
     stored = {
         k.removeprefix(EXPECTED): t for k, t in case.tensors.items() if k.startswith(EXPECTED)
@@ -49,6 +55,7 @@ def assert_input_gradients(
         differentiable=list(expected),
         projection=projection,
         parameters=[[argument, key] for argument, key, _ in weights],
+        positional=positional,
     )
     if "not_implemented" in result:
         # Named by the adapter asked for: under the grader the reply is the worker's word.

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.family("cross_entropy")
 
 def test_cross_entropy(case, adapters):
     logits = case["inputs"]
-    loss = adapters.run_cross_entropy(inputs=logits, targets=case["targets"])
+    loss = adapters.run_cross_entropy(logits, case["targets"])  # positionally, as upstream
     atol = FAMILY.tolerance["atol"] + CROSS_ENTROPY_PER_UNIT_LOGIT * float(logits.abs().max())
     assert_matches_oracle(
         loss, case.expected, dtype=logits.dtype, rtol=FAMILY.tolerance["rtol"], atol=atol,
@@ -24,4 +24,6 @@ def test_cross_entropy(case, adapters):
 @pytest.mark.family("cross_entropy", cases="backward")
 def test_cross_entropy_backward(case, adapters):
     kwargs = {"inputs": case["inputs"], "targets": case["targets"]}
-    assert_input_gradients(adapters, case, "run_cross_entropy", kwargs, FAMILY.backward)
+    assert_input_gradients(
+        adapters, case, "run_cross_entropy", kwargs, FAMILY.backward, positional=2
+    )

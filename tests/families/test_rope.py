@@ -14,7 +14,7 @@ pytestmark = pytest.mark.family("rope")
 
 def test_rope(case, adapters):
     out = adapters.run_rope(
-        d_k=case.params["d_k"],
+        case.params["d_k"],  # positionally, as upstream calls it
         theta=case.params["theta"],
         max_seq_len=case.params["max_seq_len"],
         in_query_or_key=case["in_query_or_key"],
@@ -32,4 +32,4 @@ def test_rope_backward(case, adapters):
         "in_query_or_key": case["in_query_or_key"],
         "token_positions": case["token_positions"],
     }
-    assert_input_gradients(adapters, case, "run_rope", kwargs, FAMILY.backward)
+    assert_input_gradients(adapters, case, "run_rope", kwargs, FAMILY.backward, positional=1)

@@ -13,11 +13,12 @@ pytestmark = pytest.mark.family("softmax")
 
 
 def test_softmax(case, adapters):
-    out = adapters.run_softmax(in_features=case["in_features"], dim=case.params["dim"])
+    # The input positionally, as upstream calls it.
+    out = adapters.run_softmax(case["in_features"], dim=case.params["dim"])
     assert_matches_oracle(out, case.expected, dtype=torch.float32, **FAMILY.tolerance)
 
 
 @pytest.mark.family("softmax", cases="backward")
 def test_softmax_backward(case, adapters):
     kwargs = {"in_features": case["in_features"], "dim": case.params["dim"]}
-    assert_input_gradients(adapters, case, "run_softmax", kwargs, FAMILY.backward)
+    assert_input_gradients(adapters, case, "run_softmax", kwargs, FAMILY.backward, positional=1)

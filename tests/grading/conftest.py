@@ -19,6 +19,7 @@ import pytest
 
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
+from tests.grading.real_world import write_upstream_shapes, write_wrong_package
 
 # Short, so that hanging submissions cost seconds, yet long enough for the slowest test on
 # two busy cores (the first failed comparison imports torch.distributed, ~4 s).
@@ -201,9 +202,33 @@ def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
         root / "submissions",
         "-j2",
         "--stored-inputs",  # the attacks that read the stored fixtures need them to exist
+        # A family's points whole or not at all: each attack's cost is its families' points.
+        "--all-or-nothing",
         f"--test-timeout={TEST_TIMEOUT}",
         f"--memory-limit={MEMORY_LIMIT}",
         f"--fail-under={FAIL_UNDER}",
         out=root / "out",
     )
     return HostileBatch(run, root, listener)
+
+
+UPSTREAM_STYLE = REPO_ROOT / "tests" / "evidence" / "upstream_style"
+
+
+@pytest.fixture(scope="session")
+def correct_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
+    """One grading run, on a fresh draw, two at a time, of correct submissions in several
+    styles (`test_correct_implementations.py`) and of real students' shapes
+    (`test_real_world.py`): the bundled implementation (`from_scratch`, everyone's control),
+    fused ops, an upstream-style one, one hiding a forbidden call, one written against
+    upstream's calls alone (`upstream_shapes`) and a small one whose own package is wrong in
+    softmax (`wrong_package`)."""
+    root = tmp_path_factory.mktemp("correct") / "submissions"
+    synthetic.write_submission(root / "from_scratch", synthetic.CORRECT)
+    (root / "fused" / "tests").mkdir(parents=True)
+    shutil.copyfile(REPO_ROOT / "tests" / "evidence" / "fused.py", root / "fused/tests/adapters.py")
+    shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
+    synthetic.write_submission(root / "hides", synthetic.HIDES_A_FORBIDDEN_CALL)
+    write_upstream_shapes(root / "upstream_shapes")
+    write_wrong_package(root / "wrong_package", "lazy")
+    return grade(root, "-j2", out=root.parent / "out")

@@ -8,31 +8,19 @@ read from its source and seen while it ran, and a call hidden from the reading i
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 from cs336_harness.grading.results import HARDENING
-from cs336_harness.paths import REPO_ROOT
 from cs336_harness.rules.called import CALLED_HEADING
-from tests.grading import synthetic
-from tests.grading.conftest import GradingRun, grade
+from tests.grading.conftest import GradingRun
 from tests.grading.test_scoring import CORE, TRAINING
 
-UPSTREAM_STYLE = Path(__file__).parent.parent / "evidence" / "upstream_style"
 HARDENING_TITLE = "Hardening (behaviour this project chose where upstream is silent)"
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
-    root = tmp_path_factory.mktemp("correct") / "submissions"
-    synthetic.write_submission(root / "from_scratch", synthetic.CORRECT)
-    (root / "fused" / "tests").mkdir(parents=True)
-    shutil.copyfile(REPO_ROOT / "tests" / "evidence" / "fused.py", root / "fused/tests/adapters.py")
-    shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
-    synthetic.write_submission(root / "hides", synthetic.HIDES_A_FORBIDDEN_CALL)
-    return grade(root, "-j2", out=root.parent / "out")
+def graded(correct_batch: GradingRun) -> GradingRun:
+    return correct_batch
 
 
 def _core_points(run: GradingRun, name: str) -> float:
@@ -50,7 +38,7 @@ def test_the_training_half_is_graded_beside_the_code_through_probes(graded: Grad
     # The optimizer, clipping, batch and checkpoint families drive the submission's objects
     # from probes that run in the sandboxed worker; only plain data comes back.
     points = sum(float(graded.summary()[name][family]) for family in TRAINING)
-    assert points == sum(TRAINING.values()) == 12
+    assert points == sum(TRAINING.values()) == 9
 
 
 def test_upstream_silence_costs_nothing_and_is_reported_apart(graded: GradingRun):

@@ -6,7 +6,7 @@ import csv
 import pytest
 
 from tests.grading import synthetic
-from tests.grading.conftest import GradingRun, family_statuses, grade, statuses
+from tests.grading.conftest import GradingRun, grade, statuses
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +39,15 @@ def test_a_correct_submission_passes_fresh_inputs(fresh_run: GradingRun):
 
 def test_fresh_inputs_defeat_returning_stored_outputs(fresh_run: GradingRun):
     results = fresh_run.results("cheats")
-    # silu's large_magnitude case is a fixed grid, the same for every seed; its other case
-    # is drawn anew, and one failed test costs the family its point.
-    assert "failed" in family_statuses(results, "silu")
-    assert results["max_score"] - results["score"] == 1
+    # silu's large_magnitude case is a fixed grid, the same for every seed; its other cases
+    # are drawn anew, and each failed one costs its share of the family's point.
+    silu = [
+        t
+        for t in results["tests"]
+        if t["extra_data"]["family"] == "silu" and t["extra_data"]["kind"] == "contract"
+    ]
+    failed = sum(t["status"] == "failed" for t in silu)
+    assert failed and results["max_score"] - results["score"] == pytest.approx(failed / len(silu))
     assert len(statuses(results)) == len(statuses(fresh_run.results("correct")))
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from cs336_harness.families import BY_NAME, FAMILIES
 from cs336_harness.grading.handout import export
+from tests.grading.real_world import write_wrong_package
 from tests.harness.test_docs import broken_links
 
 pytestmark = [
@@ -93,6 +94,22 @@ def test_the_handout_typechecks_with_its_own_make_target(handout: Path):
     assert "shapes checked (--typecheck)" in run.stdout
     assert re.search(r"\d+ failed", run.stdout) and not re.search(r"\d+ passed", run.stdout)
     assert "not implemented: run_silu" in run.stdout and "Traceback" not in run.stdout
+
+
+def test_a_students_checkout_is_graded_on_its_own_package_not_the_stubs(
+    handout: Path, tmp_path: Path
+):
+    # The student's package, imported inside the run_* functions only: its SiLU is right,
+    # its softmax wrong. The version before `submission_imports` ran the handout's stubs
+    # instead ("not implemented" for both).
+    adapters = write_wrong_package(tmp_path / "student", "lazy")
+    assert _uv(handout, "sync", "--locked", "--offline", "--quiet").returncode == 0
+    families = ["tests/families/test_silu.py", "tests/families/test_softmax.py"]
+    run = _uv(handout, "run", "--offline", "pytest", *families, f"--adapters={adapters}",
+              "-p", "no:cacheprovider", "-rA")  # fmt: skip
+    results = set(re.findall(r"^(PASSED|FAILED) \S+::(test_[a-z]+)", run.stdout, re.M))
+    assert results == {("PASSED", "test_silu"), ("FAILED", "test_softmax")}, run.stdout[-3000:]
+    assert "not implemented" not in run.stdout
 
 
 def test_the_handout_readme_says_how_to_run_the_contract_alone(handout: Path):

@@ -203,7 +203,8 @@ def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
         verdicts["tests/families/test_embedding.py::test_embedding[three_dim_ids]"] == "timed out"
     )
     assert verdicts["tests/families/test_embedding.py::test_embedding[reference]"] == "passed"
-    assert _points_lost(run, "hangs") == 1 + 1
+    # SiLU's point; the 3-D ids are a call upstream never makes, a hardening case, worth none.
+    assert _points_lost(run, "hangs") == 1
     # Each time-out stops the worker; the next call starts a new one. Four time-outs: SiLU's
     # two forward cases and its backward case, and embedding's 3-D ids.
     assert (

@@ -114,6 +114,33 @@ def test_a_submission_contributes_its_package_and_adapters_without_debris(
         assert (tmp_path / "copy" / relative).read_bytes() == (submission / relative).read_bytes()
 
 
+def test_the_code_its_adapters_can_import_comes_along_and_nothing_else(
+    submission: Path, tmp_path: Path
+):
+    # As real checkouts are: a top-level module and package of their own beside the package,
+    # upstream's tests/common.py, its test modules and fixtures, data and a run folder.
+    tests = submission / "tests"
+    for name in ("__init__.py", "common.py", "test_model.py", "tokenizer_test.py"):
+        (tests / name).write_text("# tests\n")
+    (tests / "fixtures").mkdir()
+    (tests / "fixtures" / "corpus.en").write_text("text\n")
+    (submission / "helpers.py").write_text("# helpers\n")
+    (submission / "scripts" / "train").mkdir(parents=True)
+    (submission / "scripts" / "__init__.py").write_text("")
+    (submission / "scripts" / "train" / "loop.py").write_text("# loop\n")
+    (submission / "scripts" / "train" / "config.yaml").write_text("lr: 1\n")
+    (submission / "wandb" / "run-1").mkdir(parents=True)
+    (submission / "wandb" / "run-1" / "log.py").write_text("# not a package\n")
+    (submission / "data.bin").write_bytes(b"\0" * 100)
+    (submission / "setup.cfg").write_text("[x]\n")
+    assert copy_submission(submission, tmp_path / "copy") == []
+    copied = {p for p in _copied(tmp_path / "copy") if not p.startswith("cs336_basics")}
+    assert copied == {
+        "tests", "tests/adapters.py", "tests/__init__.py", "tests/common.py",
+        "helpers.py", "scripts", "scripts/__init__.py", "scripts/train", "scripts/train/loop.py",
+    }  # fmt: skip
+
+
 def test_a_thousand_nested_folders_are_refused_at_the_depth_limit(submission: Path, tmp_path: Path):
     _nest(submission / "cs336_basics", "d", 1000)
     try:

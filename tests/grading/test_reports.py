@@ -20,7 +20,12 @@ from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import render, results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
-from cs336_harness.grading.reports.table import CALLED_TITLE, family_table, submissions_table
+from cs336_harness.grading.reports.table import (
+    CALLED_TITLE,
+    family_table,
+    print_table,
+    submissions_table,
+)
 from cs336_harness.grading.results import (
     CALLED_HEADING,
     Called,
@@ -140,6 +145,39 @@ def test_every_report_shows_the_calls_seen_at_run_time_and_apart(tmp_path: Path)
     write_archive([result], tmp_path / "grading.json", {"shard": "1/1"}, [0])
     _, [(_, merged)] = read_archive(tmp_path / "grading.json")
     assert (merged.called_count, merged.called) == (3, SITES)
+
+
+def test_the_class_table_is_not_cut_at_80_columns_when_not_on_a_terminal():
+    # A CI log or a pipe: rich would assume 80 columns and fold or cut the last ones.
+    results = [_scored(f"submission_{i:02}_with_a_long_name") for i in range(3)]
+    piped = Console(file=io.StringIO(), width=80, force_terminal=False)
+    print_table(piped, submissions_table(results))
+    lines = piped.file.getvalue().splitlines()
+    assert any(len(line) > 80 for line in lines)
+    header = next(line for line in lines if "submission" in line and "┃" in line)
+    assert header.rstrip().endswith("seconds ┃")  # the last column, whole
+    shown = [line for line in lines if "submission_" in line]
+    assert [r.submission.name in line for r, line in zip(results, shown, strict=True)] == [True] * 3
+
+
+def test_a_family_beyond_the_rubric_is_a_row_apart_worth_nothing():
+    tests = (
+        GradedTest("t::test_rope[a]", "rope", Status.PASSED),
+        GradedTest("t::test_layernorm[a]", "layernorm", Status.FAILED, "off", "off"),
+        GradedTest("t::test_gelu[a]", "gelu", Status.NOT_IMPLEMENTED, "not implemented: run_gelu"),
+    )
+    result = score(SubmissionResult("bob", Path("/s/bob"), tests, "", 1.0, 1), load_rubric())
+    console = Console(file=io.StringIO(), width=200)
+    console.print(family_table(result))
+    console.print(submissions_table([result]))
+    assert "GELU" not in console.file.getvalue()  # none of it written: not shown at all
+    assert "not implemented" not in console.file.getvalue()
+    row = next(line for line in console.file.getvalue().splitlines() if "LayerNorm" in line)
+    assert "LayerNorm (beyond the rubric)" in row and "not scored" in row and "failed" in row
+    [entry] = [t for t in results_json(result, Gradescope())["tests"] if "LayerNorm" in t["name"]]
+    assert entry["name"].startswith("LayerNorm (beyond the rubric, not scored): ")
+    assert (entry["score"], entry["max_score"]) == (0, 0)
+    assert (result.points, result.max_points) == (2.0, 2.0)
 
 
 MESSAGE = "expected <Tensor> but got `x`\n  ```` four ticks <script>alert(1)</script>"

@@ -1,4 +1,5 @@
-"""Rubric and points: all or nothing per family, `--partial` pro rata, verdict precedence."""
+"""Rubric and points: upstream's families, credit per case or all or nothing per family,
+the families beyond the rubric reported apart, verdict precedence."""
 
 import re
 from dataclasses import replace
@@ -16,6 +17,7 @@ from cs336_harness.grading.results import (
 )
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
+    FamilyPoints,
     Gradescope,
     RubricError,
     load_rubric,
@@ -51,7 +53,6 @@ TRAINING = {
     "gradient_clipping": 1,
     "data_loading": 2,
     "checkpointing": 1,
-    "decoding": 3,
 }
 
 
@@ -67,9 +68,44 @@ def test_the_rubric_is_the_registry_and_covers_every_family_the_tests_carry():
         for match in re.findall(r'pytest\.mark\.family\("(\w+)"', path.read_text())
     }
     rubric = load_rubric()
-    assert [f.family for f in rubric.families] == [f.name for f in FAMILIES]
-    assert {f.family: f.points for f in rubric.families} == {f.name: f.points for f in FAMILIES}
+    upstream = [f for f in FAMILIES if f.upstream]
+    assert [f.family for f in rubric.families] == [f.name for f in upstream]
+    assert {f.family: f.points for f in rubric.families} == {f.name: f.points for f in upstream}
     assert carried == set(BY_NAME)
+
+
+# Beyond upstream's handout: its adapters are not the assignment's.
+BEYOND = {
+    "transformer_lm_module",
+    "transformer_block_module",
+    "layernorm",
+    "gelu",
+    "positionwise_feedforward",
+    "transformer_lm_from_config",
+    "decoding",
+}
+
+
+def test_the_default_rubric_is_upstream_s_assignment_credited_per_case():
+    rubric = load_rubric()
+    assert {f.name for f in FAMILIES if not f.upstream} == BEYOND
+    assert not {f.family for f in rubric.families} & BEYOND
+    # The model's 23 and SiLU's and softmax's point, the training half's 9, the tokenizer's 30.
+    assert sum(f.points for f in rubric.families) == 23 + 2 + 9 + 30 == 64
+    assert rubric.partial
+
+
+@pytest.mark.parametrize(("credit", "partial"), [("case", True), ("family", False)])
+def test_the_rubric_s_scoring_table_says_how_a_family_is_credited(
+    tmp_path: Path, credit: str, partial: bool
+):
+    path = tmp_path / "rubric.toml"
+    path.write_text(f'[families]\nrope = {{ points = 2 }}\n[scoring]\ncredit = "{credit}"\n')
+    rubric = load_rubric(path)
+    assert rubric.partial is partial
+    submission = _submission(("rope", Status.PASSED), ("rope", Status.FAILED))
+    assert score(submission, rubric).points == (1.0 if partial else 0.0)
+    assert score(submission, rubric, partial=not partial).points == (0.0 if partial else 1.0)
 
 
 def test_a_course_s_families_table_stands_alone_and_titles_default_to_the_registry(tmp_path):
@@ -146,25 +182,31 @@ def _submission(*verdicts: tuple[str, Status]) -> SubmissionResult:
     return SubmissionResult("s", Path("."), tests, "", 0.0, 1)
 
 
-def test_a_family_earns_its_points_only_when_all_its_tests_pass():
+def test_a_family_earns_its_share_per_case_or_all_or_nothing():
     rubric = load_rubric()
     submission = _submission(
         ("rope", Status.PASSED),
         ("rope", Status.FAILED),
         ("linear", Status.PASSED),
-        ("unknown_family", Status.PASSED),
     )
-    strict, partial = score(submission, rubric), score(submission, rubric, partial=True)
-    assert [(f.family, f.points) for f in strict.families] == [
-        ("linear", 1.0),
-        ("rope", 0.0),
-        ("unknown_family", 0.0),
-    ]
+    strict, partial = score(submission, rubric, partial=False), score(submission, rubric)
+    assert [(f.family, f.points) for f in strict.families] == [("linear", 1.0), ("rope", 0.0)]
     assert strict.max_points == 3.0  # families without tests are not graded
-    assert [f.points for f in partial.families] == [1.0, 1.0, 0.0]
+    assert [f.points for f in partial.families] == [1.0, 1.0]
     rope = strict.families[1]
     assert rope.test_points(rope.tests[0]) == (0.0, 1.0)  # passed, but the family did not
     assert partial.families[1].test_points(rope.tests[0]) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [('credit = "test"', "credit must be one of case, family"), ("partial = true", "only credit")],
+)
+def test_a_malformed_scoring_table_is_an_error(tmp_path: Path, table: str, message: str):
+    path = tmp_path / "rubric.toml"
+    path.write_text(f"[families]\nrope = {{ points = 2 }}\n[scoring]\n{table}\n")
+    with pytest.raises(RubricError, match=re.escape(message)):
+        load_rubric(path)
 
 
 def test_a_family_shows_its_most_serious_verdict():
@@ -182,7 +224,7 @@ def test_hardening_tests_are_scored_apart_for_the_rubric_s_hardening_points(tmp_
         GradedTest("t::sdpa", "scaled_dot_product_attention", Status.PASSED, kind=HARDENING),
     )
     submission = SubmissionResult("s", Path("."), tests, "", 0.0, 1)
-    result = score(submission, load_rubric())
+    result = score(submission, load_rubric(), partial=False)
     assert [(f.family, f.points, f.max_points) for f in result.families] == [
         ("transformer_lm", 2.0, 2.0),  # the contract test alone decides the family
         (HARDENING, 0.0, 0.0),
@@ -191,11 +233,39 @@ def test_hardening_tests_are_scored_apart_for_the_rubric_s_hardening_points(tmp_
     rubric = tmp_path / "rubric.toml"
     rubric.write_text(DEFAULT_RUBRIC.read_text().replace("points = 0\n", "points = 4\n"))
     strict, partial = (
+        score(submission, load_rubric(rubric), partial=False),
         score(submission, load_rubric(rubric)),
-        score(submission, load_rubric(rubric), partial=True),
     )
     assert (strict.families[1].points, strict.families[1].max_points) == (0.0, 4.0)
     assert partial.families[1].points == 2.0
+
+
+def test_families_beyond_the_rubric_are_apart_and_unseen_where_not_implemented():
+    tests = (
+        GradedTest("t::rope", "rope", Status.PASSED),
+        GradedTest("t::ln0", "layernorm", Status.PASSED),
+        GradedTest("t::ln1", "layernorm", Status.FAILED, kind=HARDENING),
+        GradedTest("t::gelu", "gelu", Status.NOT_IMPLEMENTED),
+        GradedTest("t::cfg", "transformer_lm_from_config", Status.NOT_IMPLEMENTED, kind=HARDENING),
+        GradedTest("t::sdpa", "scaled_dot_product_attention", Status.FAILED, kind=HARDENING),
+    )
+    result = score(SubmissionResult("s", Path("."), tests, "", 0.0, 1), load_rubric())
+    assert [f.family for f in result.families] == ["rope", HARDENING]
+    assert [t.nodeid for t in result.families[1].tests] == ["t::sdpa"]
+    # LayerNorm, implemented, apart with its hardening test and no points; GELU and the
+    # config-built LM, not implemented at all, nowhere (a class whose handout lacks them).
+    [layernorm] = result.beyond
+    assert (layernorm.family, layernorm.points, layernorm.max_points) == ("layernorm", 0.0, 0.0)
+    assert [t.nodeid for t in layernorm.tests] == ["t::ln0", "t::ln1"]
+    assert (result.points, result.max_points) == (2.0, 2.0)
+    # A course that opts in grades LayerNorm like any family.
+    opted = replace(load_rubric(), families=(*load_rubric().families, FamilyPoints(
+        "layernorm", "LayerNorm", 1.0)))  # fmt: skip
+    assert [f.family for f in score(result.submission, opted).families] == [
+        "rope",
+        "layernorm",
+        HARDENING,
+    ]
 
 
 def test_the_rules_cost_their_penalty_only_where_the_source_breaks_them(tmp_path: Path):

@@ -83,6 +83,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
     run = grade(
         submissions,
         "-j2",
+        "--all-or-nothing",  # as the hostile batch: an attack costs its families' points
         f"--test-timeout={TEST_TIMEOUT}",
         f"--memory-limit={MEMORY_LIMIT}",
         out=root / "out",

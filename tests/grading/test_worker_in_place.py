@@ -4,7 +4,6 @@ whatever the worker sends is the submission's word."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -32,10 +31,9 @@ def _no_worker(serial: int):
     raise AssertionError("the replies are given: no worker is started")
 
 
-def test_a_changed_input_is_named_by_the_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_changed_input_is_named_by_the_judge(tmp_path: Path, checkout_imports_undone: None):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "adapters.py").write_text(ADAPTERS)
-    monkeypatch.delitem(sys.modules, "cs336_adapters_under_test", raising=False)
     module = load_module(str(tmp_path / "tests" / "adapters.py"))
     watcher = Watcher(tmp_path, tmp_path / "tests" / "adapters.py")
     softmax = {

@@ -5,7 +5,6 @@ cleaned, since whatever the worker sends is the submission's word."""
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -42,11 +41,10 @@ def _no_worker(serial: int):
 
 
 def test_the_location_reaches_the_verdict_cut_and_cleaned(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, checkout_imports_undone: None
 ):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "adapters.py").write_text(ADAPTERS)
-    monkeypatch.delitem(sys.modules, "cs336_adapters_under_test", raising=False)
     module = load_module(str(tmp_path / "tests" / "adapters.py"))
     watcher = Watcher(tmp_path, tmp_path / "tests" / "adapters.py")
     x = torch.zeros(3)

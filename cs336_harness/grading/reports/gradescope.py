@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from cs336_harness.grading.results import HARDENING, GradedTest, Status, called_lines
-from cs336_harness.grading.scoring import FamilyScore, Gradescope, Score
+from cs336_harness.grading.scoring import BEYOND, FamilyScore, Gradescope, Score
 
 
 def render(text: str, output_format: str) -> str:
@@ -73,15 +73,19 @@ def _test_entry(
 ) -> dict[str, Any]:
     earned, share = family.test_points(test)
     name = f"{test.family}: {test.name}" if family.family == HARDENING else test.name
+    title = family.title if family.in_rubric else f"{family.title} ({BEYOND}, not scored)"
+    # A hardening test is shown as the rubric's hardening entry says, also where it is listed
+    # under a family beyond the rubric.
+    shown_as = HARDENING if test.kind == HARDENING else family.family
     return {
-        "name": f"{family.title}: {name}",
+        "name": f"{title}: {name}",
         # Family and test, in report order: Gradescope numbers the tests by it.
         "number": number,
         "score": round(earned, 6),
         "max_score": round(share, 6),
         "status": "passed" if test.status == Status.PASSED else "failed",
         "output": render(_test_output(test, family), settings.output_format),
-        "visibility": settings.test_visibility(family.family),
+        "visibility": settings.test_visibility(shown_as),
         "extra_data": {
             "status": str(test.status),
             "family": test.family,
@@ -167,7 +171,7 @@ def results_json(
         "extra_data": {"rules": rules_data, **run_data},
         "tests": [
             _test_entry(test, family, f"{i}.{j}", settings)
-            for i, family in enumerate(result.families, 1)
+            for i, family in enumerate((*result.families, *result.beyond), 1)
             for j, test in enumerate(family.tests, 1)
         ],
     }

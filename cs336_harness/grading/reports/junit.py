@@ -41,7 +41,7 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
         ET.SubElement(properties, "property", name=name, value=f"{value:g}")
     for name, value in run.items():
         ET.SubElement(properties, "property", name=name, value="" if value is None else str(value))
-    for family in result.families:
+    for family in (*result.families, *result.beyond):
         for test in family.tests:
             case = ET.SubElement(
                 suite,

@@ -6,11 +6,12 @@ brackets, and a submission's name or error message is not ours to interpret.
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from cs336_harness.grading.results import Status, SubmissionResult
-from cs336_harness.grading.scoring import FamilyScore, Score
+from cs336_harness.grading.scoring import BEYOND, FamilyScore, Score
 
 STYLES = {
     Status.PASSED: "green",
@@ -21,6 +22,8 @@ STYLES = {
     Status.ERROR: "bold red",
 }
 MESSAGE_WIDTH = 80
+# Wider than any table here needs, to measure one's own width without a terminal's limit.
+NATURAL_WIDTH = 10_000
 
 
 def _status(status: Status) -> Text:
@@ -49,11 +52,20 @@ def family_table(result: Score) -> Table:
     table.add_column("status")
     table.add_column("first failure", overflow="fold")
     for family in result.families:
-        name = family.title if family.in_rubric else f"{family.family} (not in rubric)"
         table.add_row(
-            Text(name),
+            Text(family.title),
             f"{family.passed} / {len(family.tests)}",
             _points(family.points, family.max_points),
+            _status(family.status),
+            _first_failure(family),
+        )
+    if result.beyond:
+        table.add_section()
+    for family in result.beyond:  # implemented, at least in part, though the rubric lacks it
+        table.add_row(
+            Text(f"{family.title} ({BEYOND})"),
+            f"{family.passed} / {len(family.tests)}",
+            "not scored",
             _status(family.status),
             _first_failure(family),
         )
@@ -101,7 +113,8 @@ def submissions_table(results: list[Score]) -> Table:
     for result in results:
         passed = sum(f.status == Status.PASSED for f in result.families)
         counts: dict[Status, int] = {}
-        for test in result.submission.tests:
+        # The tests the reports show: not those of a family beyond the rubric it lacks.
+        for test in (t for f in (*result.families, *result.beyond) for t in f.tests):
             if test.status != Status.PASSED:
                 counts[test.status] = counts.get(test.status, 0) + 1
         problems = Text(", ").join(
@@ -117,3 +130,20 @@ def submissions_table(results: list[Score]) -> Table:
             f"{result.submission.wall_time:.1f}",
         )
     return table
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print `table` whole: on a terminal at its width, elsewhere (a pipe, a CI log, a file)
+    as wide as the table needs, where rich would otherwise assume 80 columns and fold or
+    cut the columns that do not fit."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    natural = console.measure(table, options=console.options.update_width(NATURAL_WIDTH))
+    # `print(width=...)` takes the console's width as a ceiling: the console is widened.
+    saved = console.width
+    console.width = max(natural.maximum, saved)
+    try:
+        console.print(table)
+    finally:
+        console.width = saved

@@ -17,8 +17,8 @@ DIAGNOSED_AS = "rope_theta_fixed"
 THETA = 10000.0
 
 
-def run_rope(**kwargs):
-    return adapters.run_rope(**kwargs | {"theta": THETA})
+def run_rope(d_k, **kwargs):
+    return adapters.run_rope(d_k, **kwargs | {"theta": THETA})
 
 
 def run_multihead_self_attention_with_rope(**kwargs):

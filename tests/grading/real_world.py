@@ -1,0 +1,295 @@
+"""Student checkouts shaped as real ones are, for the tests that the harness and the grader
+grade a submission on its own code, and fairly.
+
+`write_wrong_package` writes a small checkout whose own `cs336_basics` is deliberately wrong
+in softmax (every output zero) and right in SiLU, imported at the top of its adapters or
+only inside the `run_*` functions, through another top-level module of the checkout, with
+the upstream handout's `tests/common.py` imported both ways students write it (its own copy
+at the top, the harness's where the lazy one has none), and beside
+traps: a `cs336_staff` package and a `tests/conftest.py` of the checkout's own that raise if
+the harness ever imports them. Graded on its own package, softmax fails and SiLU passes;
+graded on this repository's, softmax would pass; on the handout's stubs, both would be "not
+implemented".
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+from typing import Literal
+
+from tests.grading import synthetic
+
+PACKAGE = "cs336_basics"
+WRONG_PACKAGE = '''
+"""A student's package: SiLU right, softmax deliberately wrong."""
+import torch
+
+
+def silu(x):
+    return x * torch.sigmoid(x)
+
+
+def softmax(x, dim):
+    return torch.zeros_like(x)  # the deliberate mistake: no softmax at all
+'''
+# Another top-level module of the checkout, which the adapters reach SiLU through.
+HELPERS = '''
+"""Helpers beside the package, imported by the adapters as `import helpers`."""
+from cs336_basics import silu
+'''
+# What every variant's adapters hold: the handout's helpers, imported as students do.
+COMMON_IMPORTS = """
+from .common import gpt2_bytes_to_unicode
+from tests.common import FIXTURES_PATH
+
+assert gpt2_bytes_to_unicode()[ord(" ")] == "Ġ" and FIXTURES_PATH.name == "fixtures"
+"""
+LAZY = """
+def run_silu(in_features):
+    import helpers
+
+    return helpers.silu(in_features)
+
+
+def run_softmax(in_features, dim):
+    from cs336_basics import softmax
+
+    return softmax(in_features, dim)
+"""
+TOP = """
+import helpers
+from cs336_basics import softmax
+
+
+def run_silu(in_features):
+    return helpers.silu(in_features)
+
+
+def run_softmax(in_features, dim):
+    return softmax(in_features, dim)
+"""
+# The handout's `tests/common.py` as the top-level variant ships it (abridged); the lazy one
+# ships none, and gets upstream's helpers from the harness.
+OWN_COMMON = """
+from pathlib import Path
+
+FIXTURES_PATH = Path(__file__).resolve().parent / "fixtures"
+
+
+def gpt2_bytes_to_unicode():
+    return {32: "Ġ"}
+"""
+TRAP = """
+raise RuntimeError("the harness imported the submission's {what}")
+"""
+
+
+def write_wrong_package(dest: Path, imports: Literal["lazy", "top"]) -> Path:
+    """The checkout described above at `dest`; returns its adapters file."""
+    files = {
+        "cs336_basics/__init__.py": WRONG_PACKAGE,
+        "helpers.py": HELPERS,
+        "tests/__init__.py": "",
+        "tests/adapters.py": COMMON_IMPORTS + (LAZY if imports == "lazy" else TOP),
+        "tests/conftest.py": TRAP.format(what="tests/conftest.py"),
+        "cs336_staff/__init__.py": TRAP.format(what="cs336_staff"),
+    }
+    if imports == "top":
+        files["tests/common.py"] = OWN_COMMON
+    for name, text in files.items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text(textwrap.dedent(text).lstrip())
+    return dest / "tests" / "adapters.py"
+
+
+# `write_upstream_shapes`: the bundled implementation, its adapters rewritten as many
+# students write theirs: every import of the package inside the functions that use it, the
+# handout's helpers imported both ways, a module of the checkout's own beside the package,
+# and each adapter written for the calls upstream's tests make and no other (`_only`
+# raises on any other, as code written for those calls alone fails on them), an adapter
+# that takes apart the weights dict it is given. Correct for upstream's calls, it must keep
+# every point of the default rubric; only hardening tests may fail.
+UPSTREAM_SHAPES = """
+# -- written against upstream's calls, as students write them ---------------------------------
+import os
+
+import numpy as np
+
+import checkout_helpers
+from .common import gpt2_bytes_to_unicode
+from tests.common import FIXTURES_PATH
+
+assert gpt2_bytes_to_unicode()[ord(" ")] == "Ġ" and FIXTURES_PATH.name == "fixtures"
+_only = checkout_helpers.only
+_bundled = dict(globals())
+
+
+def run_linear(d_in, d_out, weights, in_features):
+    _only(in_features.ndim == 3, "(batch, seq, d_in) inputs")
+    return _bundled["run_linear"](d_in, d_out, weights, in_features)
+
+
+def run_embedding(vocab_size, d_model, weights, token_ids):
+    _only(token_ids.ndim == 2, "(batch, seq) ids")
+    return _bundled["run_embedding"](vocab_size, d_model, weights, token_ids)
+
+
+def run_rmsnorm(d_model, eps, weights, in_features):
+    _only(in_features.ndim == 3 and in_features.dtype == torch.float32, "float32 (b, s, d)")
+    return _bundled["run_rmsnorm"](d_model, eps, weights, in_features)
+
+
+def run_rope(d, theta, max_seq_len, in_query_or_key, token_positions):
+    _only(token_positions.ndim == 1, "(seq,) positions")
+    return _bundled["run_rope"](d, theta, max_seq_len, in_query_or_key, token_positions)
+
+
+def run_scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = (*Q.shape[:-1], K.shape[-2])
+    _only(mask is not None and tuple(mask.shape) == scores, "a mask shaped like the scores")
+    return _bundled["run_scaled_dot_product_attention"](Q, K, V, mask)
+
+
+def run_multihead_self_attention(d_model, num_heads, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, o_proj_weight, in_features):
+    _only(in_features.ndim == 3, "(batch, seq, d_model) inputs")
+    return _bundled["run_multihead_self_attention"](
+        d_model, num_heads, q_proj_weight, k_proj_weight, v_proj_weight, o_proj_weight,
+        in_features)
+
+
+def run_multihead_self_attention_with_rope(d_model, num_heads, max_seq_len, theta,
+                                           q_proj_weight, k_proj_weight, v_proj_weight,
+                                           o_proj_weight, in_features, token_positions):
+    _only(token_positions.shape[0] == 1, "(1, seq) positions")
+    return _bundled["run_multihead_self_attention_with_rope"](
+        d_model, num_heads, max_seq_len, theta, q_proj_weight, k_proj_weight, v_proj_weight,
+        o_proj_weight, in_features, token_positions[0])
+
+
+def run_transformer_block(d_model, num_heads, d_ff, max_seq_len, theta, weights, in_features):
+    own = {name: weights.pop(name) for name in list(weights)}  # takes the dict apart
+    return _bundled["run_transformer_block"](
+        d_model, num_heads, d_ff, max_seq_len, theta, own, in_features)
+
+
+def run_transformer_lm(vocab_size, context_length, d_model, num_layers, num_heads, d_ff,
+                       rope_theta, weights, in_indices):
+    own = {name: weights.pop(name) for name in list(weights)}
+    return _bundled["run_transformer_lm"](
+        vocab_size, context_length, d_model, num_layers, num_heads, d_ff, rope_theta, own,
+        in_indices)
+
+
+def run_silu(x):
+    return _bundled["run_silu"](x)
+
+
+def run_softmax(x, dim):
+    return _bundled["run_softmax"](x, dim)
+
+
+def run_cross_entropy(logits, targets):
+    _only(logits.ndim == 2, "(batch, vocab) logits")
+    return _bundled["run_cross_entropy"](logits, targets)
+
+
+def run_gradient_clipping(parameters, max_l2_norm):
+    _only(isinstance(parameters, tuple), "a tuple of parameters")
+    _only(all(p.requires_grad == (p.grad is not None) for p in parameters), "frozen, no grad")
+    return _bundled["run_gradient_clipping"](parameters, max_l2_norm)
+
+
+class _AdamW(_bundled["get_adamw_cls"]()):
+    def __init__(self, params, **hyperparameters):
+        params = list(params)
+        _only(all(isinstance(p, torch.Tensor) for p in params), "model.parameters()")
+        super().__init__(params, **hyperparameters)
+
+    def step(self, closure=None):
+        every = [p for group in self.param_groups for p in group["params"]]
+        _only(all(p.grad is not None for p in every), "a gradient for every parameter")
+        return super().step(closure)
+
+
+def get_adamw_cls():
+    return _AdamW
+
+
+def run_get_batch(dataset, batch_size, context_length, device):
+    _only(type(dataset) is np.ndarray and isinstance(device, str), "an array and a str")
+    return _bundled["run_get_batch"](dataset, batch_size, context_length, device)
+
+
+def run_save_checkpoint(model, optimizer, iteration, out):
+    _only(isinstance(out, os.PathLike), "a path")
+    return _bundled["run_save_checkpoint"](model, optimizer, iteration, out)
+
+
+def run_load_checkpoint(src, model, optimizer):
+    _only(isinstance(src, os.PathLike), "a path")
+    return _bundled["run_load_checkpoint"](src, model, optimizer)
+
+
+def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
+    with input_path.open("rb") as corpus:  # a pathlib.Path's method: a str has none
+        _only(corpus.readable() and len(special_tokens) > 0, "special tokens")
+    return _bundled["run_train_bpe"](input_path, vocab_size, special_tokens, **kwargs)
+
+
+class _Tokenizer:
+    def __init__(self, tokenizer):
+        self.encode, self.decode = tokenizer.encode, tokenizer.decode
+        self._encode_iterable = tokenizer.encode_iterable
+
+    def encode_iterable(self, iterable):
+        _only(hasattr(iterable, "readline"), "an open file")
+        return self._encode_iterable(iterable)
+
+
+def get_tokenizer(vocab, merges, special_tokens=None):
+    _only(special_tokens is None or len(special_tokens) > 0, "a list of tokens, or None")
+    return _Tokenizer(_bundled["get_tokenizer"](vocab, merges, special_tokens))
+"""
+UPSTREAM_HELPERS = '''
+"""A module of the checkout's own, beside its package."""
+
+
+def only(condition, what):
+    if not condition:
+        raise ValueError(f"written for upstream's calls ({what}); this is not one")
+'''
+
+
+def lazy_imports(source: str) -> str:
+    """`source` with its top-level `from cs336_basics import (...)` moved into every
+    top-level function, after its docstring."""
+    tree = ast.parse(source)
+    [found] = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == PACKAGE]
+    line = f"from {PACKAGE} import {', '.join(alias.name for alias in found.names)}"
+    inserts = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            body = node.body
+            documented = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            first = body[1] if documented and len(body) > 1 else body[0]
+            inserts[first.lineno - 1] = " " * first.col_offset + line + "  # noqa\n"
+    lines = source.splitlines(keepends=True)
+    kept = [
+        inserts.get(i, "") + text
+        for i, text in enumerate(lines)
+        if not found.lineno - 1 <= i < found.end_lineno
+    ]
+    return "".join(kept)
+
+
+def write_upstream_shapes(dest: Path) -> Path:
+    """The submission described above at `dest`; returns `dest`."""
+    synthetic.write_submission(dest, synthetic.CORRECT)
+    adapters = dest / "tests" / "adapters.py"
+    adapters.write_text(lazy_imports(adapters.read_text()) + textwrap.dedent(UPSTREAM_SHAPES))
+    (dest / "tests" / "__init__.py").write_text("")
+    (dest / "checkout_helpers.py").write_text(textwrap.dedent(UPSTREAM_HELPERS).lstrip())
+    return dest
