@@ -452,7 +452,7 @@ RULES_KEPT = 50
 def _read_rules(submission: Path, policy: Policy) -> dict[str, Any]:
     """The assignment's rules read from the copy's source, here in the trusted process (it
     is parsed, never run); file names and strings in it are the submission's, so cleaned."""
-    findings, unscanned = scan_submission(submission, policy)
+    findings, unscanned = scan_submission(submission, policy, whole=True)
     return {
         "forbidden_count": len(findings),
         "forbidden": tuple(clean(str(f), PATH_CHARS) for f in findings[:RULES_KEPT]),

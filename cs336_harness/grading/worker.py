@@ -157,7 +157,7 @@ def main(argv: list[str]) -> int:
     source = given.parent.parent
     root = Path(os.environ.get("HOME") or "/tmp") / COPY
     adapters = root / given.relative_to(source)
-    watcher = Watcher(root, adapters, Policy.from_json(argv[2]))
+    watcher = Watcher(root, adapters, Policy.from_json(argv[2]), whole=True)
     write_frame(replies, {"booted": True})
     try:
         working_copy(source, root)

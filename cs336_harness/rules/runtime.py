@@ -116,13 +116,14 @@ class Watcher(TorchFunctionMode):
 
     `root` is the submission's folder and `adapters` its adapters file: frames of
     `root/cs336_basics/` and of `adapters` are the submission's (what the static scan reads),
+    or with `whole` every frame under `root` (the worker's copy, which holds nothing else),
     and each site is named by its path relative to `root`.
     """
 
-    def __init__(self, root: Path, adapters: Path, policy: Policy = DEFAULT):
+    def __init__(self, root: Path, adapters: Path, policy: Policy = DEFAULT, whole: bool = False):
         super().__init__()
         self.root = str(root)
-        self.package = os.path.join(self.root, SCANNED[0], "")
+        self.package = os.path.join(self.root, "" if whole else SCANNED[0], "")
         self.adapters = str(adapters)
         self.policy = policy
         self.sites: Counter[tuple[str, str, int]] = Counter()

@@ -145,15 +145,16 @@ def _outermost(findings: set[Finding]) -> list[Finding]:
 
 
 def scan_submission(
-    root: Path, policy: Policy = DEFAULT, adapters: Path | None = None
+    root: Path, policy: Policy = DEFAULT, adapters: Path | None = None, whole: bool = False
 ) -> tuple[list[Finding], list[Unscanned]]:
-    """Every forbidden use in the submission's own files (`SCANNED`, under `root`);
-    `adapters` names the adapters file under test where it is not `tests/adapters.py`
-    (`pytest --adapters=tests/evidence/fused.py`)."""
+    """Every forbidden use in the submission's own files (`SCANNED`, under `root`, or with
+    `whole` every Python file under it: the grader's copy holds only what the submission's
+    adapters can import); `adapters` names the adapters file under test where it is not
+    `tests/adapters.py` (`pytest --adapters=tests/evidence/fused.py`)."""
     findings: list[Finding] = []
     unscanned: list[Unscanned] = []
-    tops = [root / part for part in SCANNED]
-    if adapters is not None:
+    tops = [root] if whole else [root / part for part in SCANNED]
+    if adapters is not None and not whole:
         tops[SCANNED.index("tests/adapters.py")] = adapters
     for top in tops:
         files = [top] if top.suffix == ".py" else sorted(top.rglob("*.py"))

@@ -99,12 +99,26 @@ POOL_BPE = """
         return first([in_features]) * torch.sigmoid(in_features)
     """
 
+# A helper module beside the package, as students add them: its uses count for the rules.
+HELPERS = """\
+    import torch.nn.functional as F
+
+
+    def linear(x, w):
+        return F.linear(x, w)
+    """
+
 # What the sandbox and the environment do cost: a module that is absent, and a file system
 # that is read-only outside the working copy, /tmp and /dev/shm.
 MISFITS = synthetic.Synthetic(
     package_head="from cs336_basics import monitor\n",
-    files={"cs336_basics/monitor.py": MONITOR},
+    files={"cs336_basics/monitor.py": MONITOR, "helpers.py": HELPERS},
     adapters_tail="""
+    def run_linear(d_in, d_out, weights, in_features):
+        import helpers
+
+        return helpers.linear(in_features, weights)
+
     def run_softmax(in_features, dim):
         from cs336_basics.monitor import gpu_memory
 
@@ -194,3 +208,9 @@ def test_a_permission_error_from_the_sandbox_says_so(graded: GradingRun):
         for t in results["tests"]
         if t["extra_data"]["family"] not in others
     )
+
+
+def test_a_module_beside_the_package_is_read_for_the_rules(graded: GradingRun):
+    rules = graded.results("misfits")["extra_data"]["rules"]
+    assert "helpers.py:5: torch.nn.functional.linear" in rules["forbidden"]
+    assert any("helpers.py:5" in site for site in rules["called"]), rules["called"]
