@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -579,6 +580,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv[:1] in (["merge"], ["autograder"], ["draw"]) else None
     args = None if command else parse_args(argv)
+    # Reading a submission's source (the rules, its imports) parses it, and Python warns
+    # about what it finds there with a line of that source: the submission's text on the
+    # operator's terminal, uncleaned, once per file. The grader never needs those warnings.
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
     # A cancelled CI job gets SIGTERM: stop like on Ctrl-C, killing the test processes
     # (in sessions of their own, no signal reaches them) and removing the work directory.
     signal.signal(signal.SIGTERM, _interrupt)

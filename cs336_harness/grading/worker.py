@@ -12,8 +12,8 @@ probe of the adapters (`cs336_harness.probes`). The import and every request run
 The submission runs as on a student's machine, as far as the sandbox allows: from a
 writable copy of itself (`working_copy`, its working directory), with an `os.cpu_count()`
 that tells its lane's CPUs (`count_cpus`), with stand-ins for third-party modules the
-environment lacks (`stand_ins`), and a permission error the sandbox causes says so
-(`context_note`).
+environment lacks (`stand_ins`); an error the environment explains says so
+(`error_context`).
 
 Nothing here is trusted: the submission can replace any of it once imported. That is
 fine, because the judge believes nothing the worker says beyond "this is the value I
@@ -22,7 +22,6 @@ returned", and checks even that (`protocol.decode`).
 
 from __future__ import annotations
 
-import errno
 import faulthandler
 import os
 import shutil
@@ -34,7 +33,7 @@ from typing import Any
 
 from cs336_harness import inputs_unchanged
 from cs336_harness.adapter_loader import exception_line, load_module
-from cs336_harness.grading import stand_ins
+from cs336_harness.grading import error_context, stand_ins
 from cs336_harness.grading.protocol import (
     TEXT_CHARS,
     Closed,
@@ -48,24 +47,6 @@ from cs336_harness.not_implemented import where_raised
 from cs336_harness.probes import PROBES, needs_of, run_probe
 from cs336_harness.rules.policy import Policy
 from cs336_harness.rules.runtime import Watcher
-
-# Where the submission's code may write; said after a permission error that the sandbox caused.
-WRITABLE = (
-    "in the grader's sandbox only the working directory (a copy of the submission), /tmp and "
-    "/dev/shm are writable"
-)
-
-
-def context_note(error: BaseException) -> str:
-    """What the grading environment adds to an error's own message: `WRITABLE` for an error
-    the sandbox's read-only files cause, the interpreter's version for a syntax error (the
-    course's Python may be newer); else nothing."""
-    denied = (errno.EACCES, errno.EPERM, errno.EROFS)
-    if isinstance(error, OSError) and error.errno in denied:
-        return f" ({WRITABLE})"
-    if isinstance(error, SyntaxError):
-        return f" (the grader runs Python {sys.version_info.major}.{sys.version_info.minor})"
-    return ""
 
 
 def count_cpus() -> None:
@@ -126,7 +107,7 @@ def _reply(module: ModuleType, request: dict[str, Any], watcher: Watcher) -> dic
     except BaseException as error:  # SystemExit and KeyboardInterrupt are the submission's too
         # Cut here, where the judge would cut it anyway: a message of megabytes would make
         # the frame's header too large to be read at all.
-        message = str(error) + context_note(error)
+        message = str(error) + error_context.note(error)
         return {"raised": type(error).__name__, "message": message[:TEXT_CHARS]}
     return {"value": value} | ({"changed": changed} if changed else {})
 
@@ -166,7 +147,7 @@ def main(argv: list[str]) -> int:
             module = load_module(str(adapters))
     except BaseException as error:
         # Paths as the student knows them: relative to the top of the submission.
-        line = exception_line(error).replace(f"{root}/", "") + context_note(error)
+        line = exception_line(error).replace(f"{root}/", "") + error_context.note(error)
         write_frame(replies, {"import_error": line, "called": watcher.take()})
         return 0
     write_frame(replies, {"ready": True, "called": watcher.take()})

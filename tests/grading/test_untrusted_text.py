@@ -35,7 +35,10 @@ RAISES = synthetic.Synthetic(
 
     def run_rmsnorm(*args, **kwargs):
         raise ValueError("\\x1b" * 1_000_000)
-    """
+    """,
+    # A source line that Python warns about when the grader parses it (an invalid escape),
+    # holding raw escape sequences: the warning would print it.
+    files={"cs336_basics/notes.py": 'NOTE = "\\q \x1b]0;pwned\x07 \x1b[2J"\n'},
 )
 HOSTILE_OUTPUT = "out \\x1b]0;pwned\\x07 \\x1b[2J c1 \\x9b bidi \\u202e end"
 # Prints at import and before crashing once (on one SiLU case), so that its output is in

@@ -1,0 +1,53 @@
+"""What the grading environment adds to the message of an error a submission raised.
+
+Some errors say more about where the code runs than about the code: a file system that is
+read-only outside the sandbox's scratch space, a Python or a torch older or newer than the
+student's, a file system whose names are case-sensitive where a laptop's are not. The
+worker appends one note in parentheses to such an error's message (`note`), so that the
+student reads the cause beside the error, not a riddle that passes on their machine.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from pathlib import Path
+
+# Where the submission's code may write; said after a permission error the sandbox caused.
+WRITABLE = (
+    "in the grader's sandbox only the working directory (a copy of the submission), /tmp and "
+    "/dev/shm are writable"
+)
+
+
+def _case_twin(error: ModuleNotFoundError) -> str | None:
+    """The file or folder beside a module not found whose name differs only in case."""
+    parent, _, child = (error.name or "").rpartition(".")
+    package = sys.modules.get(parent) if parent else None
+    for folder in getattr(package, "__path__", None) or []:
+        try:
+            entries = list(Path(folder).iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry.stem if entry.suffix == ".py" else entry.name
+            if stem != child and stem.lower() == child.lower():
+                return entry.name
+    return None
+
+
+def note(error: BaseException) -> str:
+    """ " (...)" to append to `error`'s message, or ""."""
+    if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f" ({WRITABLE})"
+    if isinstance(error, SyntaxError):
+        return f" (the grader runs Python {sys.version_info.major}.{sys.version_info.minor})"
+    if isinstance(error, ModuleNotFoundError):
+        twin = _case_twin(error)
+        if twin is not None:
+            return f" (the folder holds {twin}: names of files are case-sensitive here)"
+    if isinstance(error, ImportError) and (error.name or "").partition(".")[0] == "torch":
+        torch = sys.modules.get("torch")
+        version = getattr(torch, "__version__", "?")
+        return f" (the grader runs torch {version}; the course's may differ)"
+    return ""
