@@ -36,9 +36,9 @@ RAISES = synthetic.Synthetic(
     def run_rmsnorm(*args, **kwargs):
         raise ValueError("\\x1b" * 1_000_000)
     """,
-    # A source line that Python warns about when the grader parses it (an invalid escape),
-    # holding raw escape sequences: the warning would print it.
-    files={"cs336_basics/notes.py": 'NOTE = "\\q \x1b]0;pwned\x07 \x1b[2J"\n'},
+    # A source line that Python warns about when the grader parses it: a backslash before a
+    # raw escape character is an invalid escape, and the warning quotes it.
+    files={"cs336_basics/notes.py": 'NOTE = "\\\x1b]0;pwned\x07 \\\x1b[2J"\n'},
 )
 HOSTILE_OUTPUT = "out \\x1b]0;pwned\\x07 \\x1b[2J c1 \\x9b bidi \\u202e end"
 # Prints at import and before crashing once (on one SiLU case), so that its output is in
@@ -56,7 +56,8 @@ PRINTS = synthetic.Synthetic(
     _bundled_run_silu = run_silu
 
     def run_silu(*args, **kwargs):
-        if kwargs["in_features"].abs().max() > 50:
+        features = args[0] if args else kwargs["in_features"]  # upstream passes it positionally
+        if features.abs().max() > 50:
             print("{HOSTILE_OUTPUT}", file=sys.stderr, flush=True)
             os._exit(3)
         return _bundled_run_silu(*args, **kwargs)
