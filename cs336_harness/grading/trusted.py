@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cs336_harness import withheld
-from cs336_harness.grading import interpreter
+from cs336_harness.grading import interpreter, table_cache
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.paths import REPO_ROOT
 
@@ -149,10 +149,10 @@ def build_bundle(repo: Path, fixtures: Path, dest: Path, table: Path | None = No
     # outputs on these fixtures are written here for it, beside the fixtures, out of the
     # worker's sight. A copy without the catalog (the handout) copies the table it ships
     # when the fixtures are the ones it was written for, and diagnoses nothing otherwise.
-    from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, shipped_table, write_table
+    from cs336_harness.diagnosis.diagnose import SHIPPED_TABLE, shipped_table
 
     if withheld.available(withheld.CATALOG):
-        write_table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
+        table_cache.table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
     elif shipped_table(repo, dest / "fixtures") is not None:
         shutil.copyfile(repo / SHIPPED_TABLE, dest / DIAGNOSIS_TABLE)
     return Bundle(dest, digests(dest))
