@@ -43,6 +43,8 @@ CELLS = (
     Cell(
         "py3.11-lowest",
         "3.11",
+        # Named as well: with the course group, uv's lowest-direct resolution took 2.7.
+        torch="torch==2.6.*",
         lowest=True,
         about="every lower bound in pyproject.toml (2025 course)",
     ),

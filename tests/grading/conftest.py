@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from cs336_harness.grading import cgroups
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
-from tests.grading.real_world import write_upstream_shapes, write_wrong_package
+from tests.grading.real_world import MISFITS, write_upstream_shapes, write_wrong_package
 
 # Short, so that hanging submissions cost seconds, yet long enough for the slowest test on
 # two busy cores (the first failed comparison imports torch.distributed, ~4 s).
@@ -215,6 +216,15 @@ def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
 UPSTREAM_STYLE = REPO_ROOT / "tests" / "evidence" / "upstream_style"
 
 
+def _lane_cpus(lanes: int) -> tuple[int, ...]:
+    """What a worker's os.cpu_count() may say in a run of `lanes` lanes on this host: with
+    cgroups each lane has a share by weight, without them the CPUs it is pinned to."""
+    groups = cgroups.set_up(1)
+    weighted = groups.enabled
+    groups.remove()
+    return tuple({cgroups.lane_cpu_count(lane, lanes, weighted) for lane in range(lanes)})
+
+
 @pytest.fixture(scope="session")
 def correct_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     """One grading run, on a fresh draw, two at a time, of correct submissions in several
@@ -229,6 +239,7 @@ def correct_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     shutil.copyfile(REPO_ROOT / "tests" / "evidence" / "fused.py", root / "fused/tests/adapters.py")
     shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
     synthetic.write_submission(root / "hides", synthetic.HIDES_A_FORBIDDEN_CALL)
-    write_upstream_shapes(root / "upstream_shapes")
+    write_upstream_shapes(root / "upstream_shapes", _lane_cpus(2))
     write_wrong_package(root / "wrong_package", "lazy")
+    synthetic.write_submission(root / "misfits", MISFITS)
     return grade(root, "-j2", out=root.parent / "out")

@@ -184,7 +184,9 @@ def run_transformer_lm(vocab_size, context_length, d_model, num_layers, num_head
 
 
 def run_silu(x):
-    return _bundled["run_silu"](x)
+    from cs336_basics.py312 import first
+
+    return first([_bundled["run_silu"](x)])
 
 
 def run_softmax(x, dim):
@@ -236,7 +238,9 @@ def run_load_checkpoint(src, model, optimizer):
 def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
     with input_path.open("rb") as corpus:  # a pathlib.Path's method: a str has none
         _only(corpus.readable() and len(special_tokens) > 0, "special tokens")
-    return _bundled["run_train_bpe"](input_path, vocab_size, special_tokens, **kwargs)
+    from cs336_basics import parallel_bpe
+
+    return parallel_bpe.train(input_path, vocab_size, special_tokens, LANE_CPUS)
 
 
 class _Tokenizer:
@@ -263,6 +267,110 @@ def only(condition, what):
 '''
 
 
+# Students' habits beside upstream's calls, each seen in public solutions: a monitoring
+# helper imported by the package at the top and used by no test, whose packages the grading
+# environment lacks (one imported in a try that handles ImportError); Python 3.12 syntax; and
+# BPE's pre-tokenisation in a `multiprocessing.Pool` of `os.cpu_count()` processes, with a
+# lock and a queue, writing a pickle cache beside the package and into its working directory.
+MONITOR = """\
+import pynvml
+from omegaconf import DictConfig
+
+try:
+    import heapdict
+except ImportError:
+    heapdict = None
+
+
+class RunConfig(DictConfig):
+    pass
+
+
+def gpu_memory(config: DictConfig | None = None) -> int:
+    pynvml.nvmlInit()
+    return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(0)).used
+"""
+PY312 = """\
+type Vocab = dict[int, bytes]
+
+
+def first[T](items: list[T]) -> T:
+    return items[0]
+"""
+PARALLEL_BPE = """\
+import multiprocessing
+import os
+import pickle
+from collections import Counter
+from pathlib import Path
+
+from cs336_basics import bpe_training
+from cs336_basics.tokenizer import special_token_pattern, split_at_special_tokens
+
+_LOCK = multiprocessing.Lock()
+_DONE = multiprocessing.Queue()
+
+
+def _count(piece):
+    with _LOCK:
+        counts = bpe_training._count_pretokens(piece, [])
+    _DONE.put(len(piece))
+    return counts
+
+
+def train(input_path, vocab_size, special_tokens, cpus):
+    assert os.cpu_count() in cpus, f"os.cpu_count() is {os.cpu_count()}, not the lane's {cpus}"
+    special_tokens = list(dict.fromkeys(special_tokens))
+    text = Path(input_path).read_text(encoding="utf-8")
+    pattern = special_token_pattern(special_tokens)
+    pieces = [p for p, special in split_at_special_tokens(text, pattern) if not special]
+    with multiprocessing.Pool(os.cpu_count()) as pool:
+        counts = sum(pool.map(_count, pieces), Counter())
+    assert sum(_DONE.get(timeout=10) for _ in pieces) == sum(map(len, pieces))
+    for cache in (Path(__file__).parent / ".cache.pkl", Path("counts.pkl")):
+        cache.write_bytes(pickle.dumps(counts))
+        assert pickle.loads(cache.read_bytes()) == counts
+    base = 256 + len(special_tokens)
+    merges = bpe_training.learn_merges(counts, vocab_size - base)
+    vocab = {i: bytes([i]) for i in range(256)}
+    vocab |= {256 + j: s.encode() for j, s in enumerate(special_tokens)}
+    vocab |= {base + k: a + b for k, (a, b) in enumerate(merges)}
+    return vocab, merges
+"""
+# What the sandbox and the environment do cost, each named: the absent module used (by
+# softmax), a file system that is read-only outside the working copy, /tmp and /dev/shm (in
+# SiLU); and a helper module beside the package whose F.linear the rules name.
+MISFITS = synthetic.Synthetic(
+    package_head="from cs336_basics import monitor\n",
+    files={
+        "cs336_basics/monitor.py": MONITOR,
+        "helpers.py": """\
+            import torch.nn.functional as F
+
+
+            def linear(x, w):
+                return F.linear(x, w)
+            """,
+    },
+    adapters_tail="""
+    def run_linear(d_in, d_out, weights, in_features):
+        import helpers
+
+        return helpers.linear(in_features, weights)
+
+
+    def run_softmax(in_features, dim):
+        from cs336_basics.monitor import gpu_memory
+
+        gpu_memory()
+
+
+    def run_silu(in_features):
+        open("/usr/lib/cs336-cache.txt", "w")
+    """,
+)
+
+
 def lazy_imports(source: str) -> str:
     """`source` with its top-level `from cs336_basics import (...)` moved into every
     top-level function, after its docstring."""
@@ -285,11 +393,18 @@ def lazy_imports(source: str) -> str:
     return "".join(kept)
 
 
-def write_upstream_shapes(dest: Path) -> Path:
-    """The submission described above at `dest`; returns `dest`."""
-    synthetic.write_submission(dest, synthetic.CORRECT)
+def write_upstream_shapes(dest: Path, cpus: tuple[int, ...]) -> Path:
+    """The submission described above at `dest`, with the habits above, graded where its
+    lane has one of `cpus` CPUs; returns `dest`."""
+    files = {"monitor.py": MONITOR, "py312.py": PY312, "parallel_bpe.py": PARALLEL_BPE}
+    habits = synthetic.Synthetic(
+        package_head="from cs336_basics import monitor\n",
+        files={f"cs336_basics/{name}": text for name, text in files.items()},
+    )
+    synthetic.write_submission(dest, habits)
     adapters = dest / "tests" / "adapters.py"
-    adapters.write_text(lazy_imports(adapters.read_text()) + textwrap.dedent(UPSTREAM_SHAPES))
+    shapes = textwrap.dedent(UPSTREAM_SHAPES) + f"\nLANE_CPUS = {cpus}\n"
+    adapters.write_text(lazy_imports(adapters.read_text()) + shapes)
     (dest / "tests" / "__init__.py").write_text("")
     (dest / "checkout_helpers.py").write_text(textwrap.dedent(UPSTREAM_HELPERS).lstrip())
     return dest

@@ -137,7 +137,7 @@ HANGS_AT_IMPORT = Synthetic(adapters_tail="while True:\n    pass\n")
 HARD_EXIT_AT_IMPORT = Synthetic(adapters_tail="import os\nos._exit(7)\n")
 
 # A module of its own package that is not there (a third-party module the environment lacks
-# would get a stand-in instead, `stand_ins`: test_ordinary_code.py).
+# would get a stand-in instead, `stand_ins`: test_real_world.py).
 IMPORT_ERROR = Synthetic(package_head="import cs336_basics.a_module_that_does_not_exist\n")
 
 SYNTAX_ERROR = Synthetic(adapters_tail="def run_half_written(:\n")

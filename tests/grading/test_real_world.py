@@ -2,12 +2,20 @@
 implementation as control (`correct_batch`, one grading run): a submission written against
 upstream's calls alone, its package imported inside the adapters, the handout's
 `tests.common` imported both ways (served by the harness, as it ships none), a module of its
-own beside the package, an adapter that takes its weights dict apart, scores 100 % of the
-default rubric, as the control does; and a submission graded on its own, deliberately wrong,
-package fails exactly there. Families beyond the rubric are reported apart, never as "not
-implemented" to a submission that has none of them."""
+own beside the package, an adapter that takes its weights dict apart, a module-level import
+of packages the environment lacks, Python 3.12 syntax, and BPE pre-tokenised in a
+`multiprocessing.Pool` sized by `os.cpu_count()` that writes caches beside its package and
+into its working directory, scores 100 % of the default rubric, as the control does; a
+submission graded on its own, deliberately wrong, package fails exactly there; and what the
+sandbox or the environment does cost a submission is named in its message. Families beyond
+the rubric are reported apart, never as "not implemented" to a submission that has none of
+them."""
 
 from __future__ import annotations
+
+import sys
+
+import pytest
 
 from cs336_harness.grading.results import HARDENING
 from cs336_harness.grading.scoring import BEYOND, load_rubric
@@ -18,6 +26,11 @@ DEFAULT_POINTS = sum(f.points for f in load_rubric().families)
 
 def test_upstream_shaped_code_keeps_every_point_beside_the_control(correct_batch: GradingRun):
     assert correct_batch.returncode == 0, correct_batch.stderr
+    if sys.version_info < (3, 12):  # the type statement is a SyntaxError, which says so
+        silu = [t for t in correct_batch.results("upstream_shapes")["tests"]
+                if t["extra_data"]["family"] == "silu"]  # fmt: skip
+        assert silu and all("the grader runs Python 3.11" in t["output"] for t in silu)
+        pytest.skip("upstream's handout asks for Python 3.12: grade on it (CI does)")
     for name in ("from_scratch", "upstream_shapes"):
         results = correct_batch.results(name)
         seed = correct_batch.summary()[name]["seed"]
@@ -54,3 +67,45 @@ def test_families_beyond_the_rubric_are_reported_apart_for_nothing(correct_batch
     }  # fmt: skip
     assert all(t["max_score"] == 0 and t["status"] == "passed" for t in beyond)
     assert "decoding" not in correct_batch.summary()["from_scratch"]
+
+
+def test_each_absent_import_is_listed_and_fails_only_its_users(correct_batch: GradingRun):
+    for name in ("upstream_shapes", "misfits"):
+        output = correct_batch.results(name)["output"]
+        assert (
+            "imports modules the grading environment lacks: pynvml (cs336_basics/monitor.py:1), "
+            "omegaconf (cs336_basics/monitor.py:2);" in output
+        ), output
+        assert "heapdict" not in output  # imported in a try that handles ImportError
+    results = correct_batch.results("misfits")
+    assert family_statuses(results, "softmax") == {"failed"}
+    for test in results["tests"]:
+        if test["extra_data"]["family"] == "softmax":
+            assert (
+                "the grading environment has no module 'pynvml' (imported at "
+                "cs336_basics/monitor.py:1); it offers Python's standard library and einops"
+            ) in test["output"]
+
+
+def test_a_permission_error_from_the_sandbox_says_so(correct_batch: GradingRun):
+    results = correct_batch.results("misfits")
+    assert family_statuses(results, "silu") == {"failed"}
+    for test in results["tests"]:
+        if test["extra_data"]["family"] == "silu":
+            assert "/usr/lib/cs336-cache.txt" in test["output"]
+            assert (
+                "only the working directory (a copy of the submission), /tmp and /dev/shm"
+                in (test["output"])
+            )
+    others = {"softmax", "silu"}
+    assert all(
+        t["extra_data"]["status"] == "passed"
+        for t in results["tests"]
+        if t["extra_data"]["family"] not in others and t["extra_data"]["kind"] != HARDENING
+    )
+
+
+def test_a_module_beside_the_package_is_read_for_the_rules(correct_batch: GradingRun):
+    rules = correct_batch.results("misfits")["extra_data"]["rules"]
+    assert "helpers.py:5: torch.nn.functional.linear" in rules["forbidden"]
+    assert any("helpers.py:5" in site for site in rules["called"]), rules["called"]
