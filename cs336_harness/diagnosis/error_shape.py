@@ -27,17 +27,17 @@ line (`KINDS` names them):
 8. `axis_factor`: the expected times a factor that depends only on the index along one axis
    (a per-feature scale); `row_factor`: times a factor constant along the last axis that
    differs between rows (a per-row normaliser).
-9. `few`: at most three elements differ, named.
-10. `masked_rows`: only the query rows that the attention mask hides all keys from, or
+9. `half_precision`: most elements differ, each within a few units of bfloat16's (or
+   float16's) last place: arithmetic, or a weight, in half precision.
+10. `few`: at most three elements differ, named.
+11. `masked_rows`: only the query rows that the attention mask hides all keys from, or
     some keys from, differ.
-11. `diagonal`, `above_diagonal`, `below_diagonal`: of the last two (equal-sized) axes.
-12. `some_indices`: only some batch rows, positions or other indices differ, listed per axis.
-13. `row_offset`: the expected plus an offset constant along the last axis that differs
+12. `diagonal`, `above_diagonal`, `below_diagonal`: of the last two (equal-sized) axes.
+13. `some_indices`: only some batch rows, positions or other indices differ, listed per axis.
+14. `row_offset`: the expected plus an offset constant along the last axis that differs
     between rows (each row off by its mean, or by another per-row constant: a normaliser
     subtracted, log-probabilities for logits); after the locations, as a row or two off
     by a constant is better said by where they are.
-14. `half_precision`: every element within a few units of bfloat16's (or float16's) last
-    place of the expected: arithmetic, or a weight, in half precision.
 15. `generic` (or `value` for a single element): how many elements differ, the error's size
     against the expected's, and where the error concentrates, if it does.
 
@@ -463,7 +463,7 @@ def _shift(p: _Pair) -> str | None:
     return None
 
 
-# -- 8: a factor that varies along some axes ---------------------------------------------------
+# -- 8, 9: a factor that varies along some axes, an error of half precision -------------------
 
 
 def _fitted_factor(p: _Pair, keep: tuple[int, ...]) -> Floats | None:
@@ -509,7 +509,25 @@ def _row_factor(p: _Pair) -> str | None:
     )
 
 
-# -- 9 to 12: where the differences are ---------------------------------------------------------
+def _half_precision(p: _Pair) -> str | None:
+    """Most elements differ (rounding touches nearly all), each by at most HALF_UNITS·ε of
+    itself, or of an eighth of the largest for elements near 0: a sum of rounded terms errs
+    in proportion to its terms, not to itself."""
+    a, e = p.actual, p.expected
+    if not (np.isfinite(a) & np.isfinite(e)).all() or p.differ.mean() <= 0.5:
+        return None
+    scale = np.abs(e).max(initial=0.0) / 8
+    for name, eps in HALF_EPS.items():
+        if (np.abs(a - e) <= HALF_UNITS * eps * (np.abs(e) + scale)).all():
+            return (
+                f"the error is within {name}'s precision: at most {HALF_UNITS}ε of each "
+                f"element, or of an eighth of the largest near 0 (ε = {_num(eps)}): "
+                f"arithmetic, or a weight, in {name}?"
+            )
+    return None
+
+
+# -- 10 to 13: where the differences are ---------------------------------------------------------
 
 
 def _few(p: _Pair) -> str | None:
@@ -560,7 +578,7 @@ def _some_indices(p: _Pair) -> str | None:
     return None if where is None else f"only {where} differ"
 
 
-# -- 13 to 15: an offset per row, an error of half precision, a summary --------------------
+# -- 14, 15: an offset per row, a summary ------------------------------------------------------
 
 
 def _row_offset(p: _Pair) -> str | None:
@@ -580,22 +598,6 @@ def _row_offset(p: _Pair) -> str | None:
         f"between rows ({_range(offset)}: a per-row normaliser subtracted, or "
         "log-probabilities where logits belong?)"
     )
-
-
-def _half_precision(p: _Pair) -> str | None:
-    a, e = p.actual, p.expected
-    if not (np.isfinite(a) & np.isfinite(e)).all():
-        return None
-    scale = np.abs(e).max(initial=0.0)
-    for name, eps in HALF_EPS.items():
-        # Relative to each element, and to the output's largest for elements near 0 (a sum
-        # of rounded terms errs in proportion to its terms, not to itself).
-        if (np.abs(a - e) <= HALF_UNITS * eps * (np.abs(e) + scale / 8)).all():
-            return (
-                f"every element is within {HALF_UNITS} units of {name}'s last place "
-                f"(ε = {_num(eps)}) of the expected: arithmetic, or a weight, in {name}?"
-            )
-    return None
 
 
 def _value(p: _Pair) -> str | None:
@@ -647,6 +649,7 @@ CHECKS: tuple[tuple[str, Callable[[_Pair], str | None]], ...] = (
     ("shift", _shift),
     ("axis_factor", _axis_factor),
     ("row_factor", _row_factor),
+    ("half_precision", _half_precision),
     ("few", _few),
     ("masked_rows", _masked_rows),
     ("diagonal", _triangle(lambda n: np.eye(n, dtype=np.bool_), "on the diagonal")),
@@ -663,7 +666,6 @@ CHECKS: tuple[tuple[str, Callable[[_Pair], str | None]], ...] = (
     ),
     ("some_indices", _some_indices),
     ("row_offset", _row_offset),
-    ("half_precision", _half_precision),
     ("value", _value),
 )
 GENERIC = "generic"

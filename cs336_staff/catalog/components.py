@@ -12,6 +12,7 @@ from cs336_harness.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Mistake, Variant
 from cs336_staff.catalog.numerics import (
+    FLOAT32_EXP_SUBNORMAL,
     FLOAT32_EXP_UNDERFLOW,
     float32_exp,
     round_to_bfloat16,
@@ -705,10 +706,6 @@ MISTAKES.append(
         {"softmax": _softmax_minus_sum},
     )
 )
-
-
-# exp(x) is a normal float32 above ln(2⁻¹²⁶); below, a subnormal with fewer digits, or 0.
-FLOAT32_EXP_SUBNORMAL = math.log(2.0**-126)
 
 
 def _softmax_global_max(c: NumpyCase) -> np.ndarray | None:

@@ -340,12 +340,15 @@ def test_an_error_of_half_precision(expected):
     exact = (x.double() @ w.double().T).numpy()
     in_bfloat16 = (x.bfloat16() @ w.bfloat16().T).double().numpy()
     in_float16 = (x.half() @ w.half().T).double().numpy()
-    assert line(in_bfloat16, exact).startswith(
-        "error shape: every element is within 8 units of bfloat16's last place (ε = 0.003906)"
+    assert line(in_bfloat16, exact) == (
+        "error shape: the error is within bfloat16's precision: at most 8ε of each element, or "
+        "of an eighth of the largest near 0 (ε = 0.003906): arithmetic, or a weight, in bfloat16?"
     )
-    assert line(in_float16, exact).startswith(
-        "error shape: every element is within 8 units of float16's last place"
-    )
+    assert line(in_float16, exact).startswith("error shape: the error is within float16's")
+    # Before where the differences are: an element that happens to match leaves the rest.
+    one_matches = in_bfloat16[0, 0].copy()
+    one_matches[3] = exact[0, 0, 3]
+    assert kind(one_matches, exact[0, 0]) == "half_precision"
     # Noise larger than bfloat16's precision is not half precision.
     noisy = exact + np.random.default_rng(8).normal(0, 0.05, exact.shape)
     assert kind(noisy, exact) == "generic"

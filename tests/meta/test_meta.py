@@ -4,9 +4,11 @@ fails exactly the families it names in `CAUGHT_BY`, every family is among some m
 from-scratch default and the fused-op one) pass every family.
 
 The diagnosis too: a wrong module's failures open with the line of the catalogued mistake
-it names in `DIAGNOSED_AS` (an id, or a set of ids) and no other module's are blamed on a
-mistake; every mistake in the catalog is proved by a wrong module in each of its families;
-and no mistake's output matches a correct one on any stored case. A failure that no mistake
+it names in `DIAGNOSED_AS` (an id, or a set of ids: one output under two names, each
+opening some failure; or `dtype_cause.ID`, an output left in float32 for a half input,
+named from its failure's line) and no other module's are blamed on a mistake; every
+mistake in the catalog is proved by a wrong module in each of its families; and no
+mistake's output matches a correct one on any stored case. A failure that no mistake
 matches opens with its error's shape, of the kind (`error_shape.KINDS`) the module names in
 `ERROR_SHAPE` (a kind, or a set of kinds, each of which but `generic` some failure shows)
 where it names one.
