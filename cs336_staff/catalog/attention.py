@@ -681,14 +681,15 @@ MISTAKES.append(
 
 
 def _softmax_dim_1(q, k, v, mask) -> np.ndarray | None:
-    """Softmax along axis 1 of the scores: the queries for 3-D ones (the same output as
-    `attention_softmax_over_queries`, so None there), the heads for (batch, heads, q, k).
-    Masked scores are -inf along that axis too, so a slice of them is 0/0, NaN, and a NaN
-    probability makes its query's whole output NaN."""
+    """Softmax along axis 1 of the scores: the heads for (batch, heads, queries, keys), the
+    queries for 3-D ones. Masked scores are -inf along that axis too, so a slice of them is
+    0/0, NaN, and a NaN probability makes its query's whole output NaN. On 3-D scores without
+    such a slice this is `attention_softmax_over_queries`' output, so None there."""
     s = _scores(q, k)
-    if s.ndim <= 3:
-        return None
     allowed = np.ones_like(s, dtype=bool) if mask is None else np.broadcast_to(mask, s.shape)
+    empty = ~allowed.any(axis=1, keepdims=True)
+    if s.ndim <= 3 and not empty.any():
+        return None
     masked = np.where(allowed, s, -np.inf)
     top = masked.max(axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
@@ -700,8 +701,9 @@ def _softmax_dim_1(q, k, v, mask) -> np.ndarray | None:
 MISTAKES.append(
     Mistake(
         "attention_softmax_over_dim_1",
-        "the attention softmax is taken over dim=1, the heads of (batch, heads, queries, "
-        "keys) scores; each query's weights over the keys sum to 1: softmax over dim=-1",
+        "the attention softmax is taken over dim=1: the heads of (batch, heads, queries, "
+        "keys) scores, the queries of 3-D ones (a key no query may see gives NaN); each "
+        "query's weights over the keys sum to 1: softmax over dim=-1",
         {"scaled_dot_product_attention": _sdpa(_softmax_dim_1)}
         | everywhere(Parts(attention=_softmax_dim_1)),
     )
@@ -860,7 +862,8 @@ MISTAKES.append(
         "attention scores are multiplied by sqrt(d_k); they are divided by it: Q Kᵀ / sqrt(d_k)",
         # Not the LMs': scores d_k times too large make the softmax so sharp that a float32
         # implementation's stacked layers part from the float64 ones by more than the
-        # tolerance (a two-layer model on seed 3 of the sweep).
+        # tolerance (a two-layer model on seed 3 of the sweep), or saturate it, where the
+        # output equals attention_unscaled's (seeds 6 and 7).
         {
             "scaled_dot_product_attention": _attention_times_sqrt_d_k,
             MHA: mha_block_change(_times_sqrt_d_k),
