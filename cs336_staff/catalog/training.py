@@ -701,9 +701,9 @@ def _group_keys_mistake(mistake: str, keys: tuple[str, ...]) -> Mistake:
     return Mistake(
         mistake,
         f"AdamW steps every param group with the constructor's {names}, kept under keys of its "
-        "own in defaults (e.g. 'beta1'), which a group's own entries never set; read each "
-        "hyperparameter from the group in step(): group['lr'], group['betas'], group['eps'], "
-        "group['weight_decay']",
+        "own in defaults (e.g. 'beta1') or in attributes (self.betas), which a group's own "
+        "entries never set; read each hyperparameter from the group in step(): group['lr'], "
+        "group['betas'], group['eps'], group['weight_decay']",
         {"adamw": _adamw_group_keys_ignored(keys)},
     )
 
