@@ -3,8 +3,8 @@
 Where no catalogued mistake matches (or no catalog is at hand: the student handout with
 fixtures of its own, a judge without a table), a failing comparison's message opens with one
 line, `error shape: ...`, saying how the output relates to the expected. It uses nothing but
-the two tensors, the test's tolerance and, for attention, the case's mask: no oracle and no
-catalog, so it works wherever a test runs.
+the two tensors, the test's tolerance and, for attention, the case's inputs: no oracle and
+no catalog, so it works wherever a test runs.
 
 Every statement is checked elementwise with the test's own rule, |a − v| ≤ atol + rtol·|v|
 (NaN matching NaN), against `v`, the expected transformed as the statement says; a fitted
@@ -15,21 +15,30 @@ line (`KINDS` names them):
 
 1. `nonfinite`: NaN or ±inf where the expected is finite, or a number where it is not.
 2. `zeros`: the output is zero (within atol) everywhere.
-3. `factor`, `offset`, `factor_and_offset`: the expected times a constant, plus a constant,
+3. `masking` (attention only, from the case's Q, K, V and mask): the output is attention
+   with the mask ignored, masked scores set to 0, the mask inverted or transposed, or
+   masked scores finite (a query whose keys are all masked averages V).
+4. `factor`, `offset`, `factor_and_offset`: the expected times a constant, plus a constant,
    or both (at least three elements per fitted number, so a scalar gets none of these).
-4. `axes_permuted`: the expected with two (or more) of its equal-sized axes swapped.
-5. `axis_permuted`: the expected with the entries along one axis reordered (rolled,
+5. `axes_permuted`: the expected with two (or more) of its equal-sized axes swapped.
+6. `axis_permuted`: the expected with the entries along one axis reordered (rolled,
    reversed, de-interleaved, interleaved, pairs swapped, or another permutation, shown).
-6. `shift`: the expected shifted by 1 to 3 positions along an axis, where both overlap.
-7. `axis_factor`: the expected times a factor that depends only on the index along one axis
+7. `shift`: the expected shifted by 1 to 3 positions along an axis, where both overlap.
+8. `axis_factor`: the expected times a factor that depends only on the index along one axis
    (a per-feature scale); `row_factor`: times a factor constant along the last axis that
    differs between rows (a per-row normaliser).
-8. `few`: at most three elements differ, named.
-9. `masked_rows`: only the query rows that the attention mask hides all keys from, or
-   some keys from, differ.
-10. `diagonal`, `above_diagonal`, `below_diagonal`: of the last two (equal-sized) axes.
-11. `some_indices`: only some batch rows, positions or other indices differ, listed per axis.
-12. `generic` (or `value` for a single element): how many elements differ, the error's size
+9. `half_precision`: most elements differ, each within a few units of bfloat16's (or
+   float16's) last place: arithmetic, or a weight, in half precision.
+10. `few`: at most three elements differ, named.
+11. `masked_rows`: only the query rows that the attention mask hides all keys from, or
+    some keys from, differ.
+12. `diagonal`, `above_diagonal`, `below_diagonal`: of the last two (equal-sized) axes.
+13. `some_indices`: only some batch rows, positions or other indices differ, listed per axis.
+14. `row_offset`: the expected plus an offset constant along the last axis that differs
+    between rows (each row off by its mean, or by another per-row constant: a normaliser
+    subtracted, log-probabilities for logits); after the locations, as a row or two off
+    by a constant is better said by where they are.
+15. `generic` (or `value` for a single element): how many elements differ, the error's size
     against the expected's, and where the error concentrates, if it does.
 
 The order is from the most specific statement to the least: a statement that explains every
@@ -69,6 +78,14 @@ NAMED_LIMIT = 65536
 # The generic summary names where the error is largest when one index's RMS error is at least
 # this many times the median index's along its axis.
 CONCENTRATED = 3.0
+# An error within this many units in the last place of a half-precision format, everywhere,
+# is that format's: a bfloat16 matmul of d terms rounds each product and partial sum, a few
+# units in all for the widths here; beyond that the error says nothing about precision.
+HALF_UNITS = 8
+# The narrower first: an error within float16's precision is within bfloat16's too.
+HALF_EPS = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
+# The masked-score fill that stands for "finite, not -inf" (-1e9 as students write it).
+FINITE_FILL = -1e9
 
 Bools = NDArray[np.bool_]
 Floats = NDArray[np.float64]
@@ -94,6 +111,7 @@ class _Pair:
     atol: float
     mask: Bools | None
     rounding: float
+    attention: tuple[Floats, Floats, Floats] | None = None
 
     def close(self, value: Floats, scale: float = 1.0, rtol: float | None = None) -> Bools:
         """Where the output matches `value` by the test's rule (atol times `scale`)."""
@@ -124,16 +142,20 @@ def describe(
     *,
     mask: np.ndarray | None = None,
     rounding: float = 0.0,
+    attention: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> ErrorShape | None:
     """The first statement (in the module docstring's order) that holds of `actual` against
     `expected` within the tolerance; None where they match or their shapes differ. `mask`:
     a boolean attention mask (..., queries, keys), True where a query may attend a key, for
-    an output (..., queries, d). `rounding`: the unit roundoff of the output's dtype."""
+    an output (..., queries, d). `rounding`: the unit roundoff of the output's dtype.
+    `attention`: the Q, K and V that, with `mask`, gave the expected output, where the
+    output is scaled dot-product attention's."""
     a, e = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
     if a.shape != e.shape:
         return None
     mask = None if mask is None else np.asarray(mask, np.bool_)
-    pair = _Pair(a, e, rtol, atol, mask, rounding)
+    qkv = None if attention is None else tuple(np.asarray(t, np.float64) for t in attention)
+    pair = _Pair(a, e, rtol, atol, mask, rounding, qkv)
     if not pair.differ.any():
         return None
     for kind, check in CHECKS:
@@ -254,7 +276,48 @@ def _zeros(p: _Pair) -> str | None:
     return None
 
 
-# -- 3: a constant factor, offset, or both -----------------------------------------------------
+# -- 3: attention's mask misapplied ------------------------------------------------------------
+
+
+def _attend(q: Floats, k: Floats, v: Floats, allowed: Bools, fill: float = -np.inf) -> Floats:
+    """softmax(QKᵀ/√d_k) V with the scores where `allowed` is False set to `fill`; a query
+    with no key left (all -inf) gets zeros, as the tests expect."""
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    scores = np.where(allowed, scores, fill)
+    top = scores.max(-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
+    total = e.sum(-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0) @ v
+
+
+def _masking(p: _Pair) -> str | None:
+    if p.attention is None or p.mask is None:
+        return None
+    q, k, v = p.attention
+    scores_shape = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    try:
+        mask = np.broadcast_to(p.mask, scores_shape)
+    except ValueError:
+        return None
+    readings = [
+        (np.ones_like(mask), -np.inf, "the mask is not applied: every query attends every key"),
+        (mask, 0.0, "masked positions hold 0 where -inf belongs: the output is attention "
+         "with the masked scores set to 0 (filled with 0, or the scores times the mask)"),
+        (~mask, -np.inf, "the mask is applied inverted: True hides a key, False lets a query "
+         "attend it"),
+        (mask, FINITE_FILL, "masked scores are a large finite number, not -inf: a query whose "
+         "keys are all masked averages every value instead of getting zeros"),
+    ]  # fmt: skip
+    if mask.shape[-1] == mask.shape[-2]:
+        readings.append((np.swapaxes(mask, -1, -2), -np.inf, "the mask is applied "
+                         "transposed: query i attends key j where mask[j, i] is True"))  # fmt: skip
+    for allowed, fill, text in readings:
+        if p.matches(_attend(q, k, v, allowed, fill)):
+            return text
+    return None
+
+
+# -- 4: a constant factor, offset, or both -----------------------------------------------------
 
 
 def _finite(p: _Pair) -> tuple[Floats, Floats]:
@@ -307,7 +370,7 @@ def _factor_and_offset(p: _Pair) -> str | None:
     )
 
 
-# -- 4, 5, 6: the same values in other places ---------------------------------------------------
+# -- 5, 6, 7: the same values in other places ---------------------------------------------------
 
 
 def _axes_permuted(p: _Pair) -> str | None:
@@ -400,7 +463,7 @@ def _shift(p: _Pair) -> str | None:
     return None
 
 
-# -- 7: a factor that varies along some axes ---------------------------------------------------
+# -- 8, 9: a factor that varies along some axes, an error of half precision -------------------
 
 
 def _fitted_factor(p: _Pair, keep: tuple[int, ...]) -> Floats | None:
@@ -446,7 +509,25 @@ def _row_factor(p: _Pair) -> str | None:
     )
 
 
-# -- 8 to 11: where the differences are ---------------------------------------------------------
+def _half_precision(p: _Pair) -> str | None:
+    """Most elements differ (rounding touches nearly all), each by at most HALF_UNITS·ε of
+    itself, or of an eighth of the largest for elements near 0: a sum of rounded terms errs
+    in proportion to its terms, not to itself."""
+    a, e = p.actual, p.expected
+    if not (np.isfinite(a) & np.isfinite(e)).all() or p.differ.mean() <= 0.5:
+        return None
+    scale = np.abs(e).max(initial=0.0) / 8
+    for name, eps in HALF_EPS.items():
+        if (np.abs(a - e) <= HALF_UNITS * eps * (np.abs(e) + scale)).all():
+            return (
+                f"the error is within {name}'s precision: at most {HALF_UNITS}ε of each "
+                f"element, or of an eighth of the largest near 0 (ε = {_num(eps)}): "
+                f"arithmetic, or a weight, in {name}?"
+            )
+    return None
+
+
+# -- 10 to 13: where the differences are ---------------------------------------------------------
 
 
 def _few(p: _Pair) -> str | None:
@@ -497,7 +578,26 @@ def _some_indices(p: _Pair) -> str | None:
     return None if where is None else f"only {where} differ"
 
 
-# -- 12: a summary ---------------------------------------------------------------------------
+# -- 14, 15: an offset per row, a summary ------------------------------------------------------
+
+
+def _row_offset(p: _Pair) -> str | None:
+    a, e = p.actual, p.expected
+    if e.ndim < 1 or e.shape[-1] < PER_FITTED or not (np.isfinite(a) & np.isfinite(e)).all():
+        return None
+    offset = (a - e).mean(-1, keepdims=True)
+    if not p.fits(e + offset, 1.0):
+        return None
+    if p.fits(e - e.mean(-1, keepdims=True), 1.0):
+        return (
+            "each row is off by its mean: the output is the expected centred along the last "
+            "axis (a mean subtracted?)"
+        )
+    return (
+        "the output is the expected plus an offset constant along the last axis that differs "
+        f"between rows ({_range(offset)}: a per-row normaliser subtracted, or "
+        "log-probabilities where logits belong?)"
+    )
 
 
 def _value(p: _Pair) -> str | None:
@@ -540,6 +640,7 @@ def _generic(p: _Pair) -> str:
 CHECKS: tuple[tuple[str, Callable[[_Pair], str | None]], ...] = (
     ("nonfinite", _nonfinite),
     ("zeros", _zeros),
+    ("masking", _masking),
     ("factor", _factor),
     ("offset", _offset),
     ("factor_and_offset", _factor_and_offset),
@@ -548,6 +649,7 @@ CHECKS: tuple[tuple[str, Callable[[_Pair], str | None]], ...] = (
     ("shift", _shift),
     ("axis_factor", _axis_factor),
     ("row_factor", _row_factor),
+    ("half_precision", _half_precision),
     ("few", _few),
     ("masked_rows", _masked_rows),
     ("diagonal", _triangle(lambda n: np.eye(n, dtype=np.bool_), "on the diagonal")),
@@ -563,6 +665,7 @@ CHECKS: tuple[tuple[str, Callable[[_Pair], str | None]], ...] = (
         _triangle(lambda n: np.tril(np.ones((n, n), np.bool_), -1), "below the diagonal"),
     ),
     ("some_indices", _some_indices),
+    ("row_offset", _row_offset),
     ("value", _value),
 )
 GENERIC = "generic"

@@ -1,7 +1,8 @@
 """The pytest side of the diagnosis: a failing comparison's message opens with its likely cause.
 
-Only a value mismatch on a case's forward output (`compare.OracleMismatch`) is diagnosed,
-and only once it has failed, so passing tests pay nothing. Its message then opens with the
+A value mismatch on a case's forward output (`compare.OracleMismatch`) is diagnosed, and
+an output returned in float32 for a half-precision input (`dtype_cause`), only once they
+have failed, so passing tests pay nothing. Its message then opens with the
 best-matching known mistake (`likely cause: ...`, other matches below it), or, where none
 matches, with the shape of the error (`error shape: ...`, `error_shape.py`) and then
 `no known mistake matches; ` before its first line; for a block or a model, a line names the
@@ -26,6 +27,7 @@ import torch
 from cs336_harness import withheld
 from cs336_harness.cases import Case
 from cs336_harness.compare import OracleMismatch
+from cs336_harness.diagnosis import dtype_cause
 from cs336_harness.diagnosis.diagnose import (
     BACKWARD_PARAM,
     COMPONENTS,
@@ -94,6 +96,14 @@ def _attention_mask(case: Case):
     return mask.cpu().numpy()
 
 
+def _attention_inputs(case: Case):
+    """The Q, K and V of a case with an attention mask, as NumPy float64; else None."""
+    names = ("Q", "K", "V")
+    if _attention_mask(case) is None or not all(n in case.tensors for n in names):
+        return None
+    return tuple(case.tensors[n].detach().cpu().double().numpy() for n in names)
+
+
 def _diagnose(item: pytest.Item, mismatch: OracleMismatch) -> None:
     case = getattr(item, "funcargs", {}).get("case")
     if not isinstance(case, Case) or not _is_forward_output(case, mismatch.expected):
@@ -113,6 +123,7 @@ def _diagnose(item: pytest.Item, mismatch: OracleMismatch) -> None:
             mismatch.atol,
             mask=_attention_mask(case),
             rounding=torch.finfo(mismatch.dtype).eps / 2,
+            attention=_attention_inputs(case),
         )
         if shape is not None:
             lines.append(shape.line)
@@ -138,6 +149,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             _diagnose(item, mismatch)
         except Exception as error:  # a bug here must not cost the report of the failure
             mismatch.msg = f"(diagnosis failed: {error!r})\n{mismatch.msg}"
+    elif call.when == "call" and type(mismatch) is pytest.fail.Exception:
+        line = dtype_cause.cause(mismatch.msg)
+        if line is not None:
+            mismatch.msg = f"{line}\n{mismatch.msg}"
+            item.user_properties.append((PROPERTY, dtype_cause.ID))
     report = yield
     marker = item.get_closest_marker("family")
     if call.when == "call" and report.failed and marker is not None:

@@ -212,7 +212,8 @@ def _not_causal_block(c: NumpyCase) -> np.ndarray:
 MISTAKES.append(
     Mistake(
         "attention_not_causal",
-        "self-attention has no causal mask: query i may attend only to keys 0 … i",
+        "self-attention has no causal mask (or makes one and never applies it): query i may "
+        "attend only to keys 0 … i",
         {
             MHA: lambda c: mha_with(c, causal=False),
             MHA_ROPE: lambda c: mha_with(c, causal=False),
@@ -513,8 +514,8 @@ MISTAKES.append(
 MISTAKES.append(
     Mistake(
         "attention_softmax_over_queries",
-        "the attention softmax normalises over the queries (dim=-2); each query's weights "
-        "over the keys sum to 1: softmax over the last dimension",
+        "the attention softmax normalises over the queries (dim=-2, or dim=1 of 3-D scores); "
+        "each query's weights over the keys sum to 1: softmax over the last dimension",
         {"scaled_dot_product_attention": _sdpa(_softmax_over_queries)}
         | everywhere(Parts(attention=_softmax_over_queries)),
     )
@@ -616,5 +617,328 @@ MISTAKES.append(
             MHA_ROPE: mha_block_change(_merged_feature_major),
         }
         | block_change(_merged_feature_major),
+    )
+)
+
+
+def _mask_filled_with_zero(q, k, v, mask) -> np.ndarray | None:
+    if mask is None or np.all(mask):
+        return None
+    scores = np.where(mask, _scores(q, k), 0.0)
+    return _softmax(scores, np.ones_like(scores, dtype=bool), -1) @ f64(v)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_filled_with_zero",
+        "masked scores are set to 0 (masked_fill(~mask, 0), or the scores times the mask), and "
+        "exp(0) still weighs those keys; fill them with -inf so that masked keys get no weight",
+        {"scaled_dot_product_attention": _sdpa(_mask_filled_with_zero)}
+        | everywhere(Parts(attention=_mask_filled_with_zero)),
+    )
+)
+
+
+def _mask_ignored(c: NumpyCase) -> np.ndarray | None:
+    mask = c.inputs.get("mask")
+    if mask is None or np.all(mask):
+        return None
+    return oracle.scaled_dot_product_attention(c.inputs["Q"], c.inputs["K"], c.inputs["V"])
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_ignored",
+        "the mask is never applied, so every query attends to every key; masked scores are "
+        "set to -inf before the softmax",
+        # In multi-head attention an ignored mask is `attention_not_causal`, whose line says so.
+        {"scaled_dot_product_attention": _mask_ignored},
+    )
+)
+
+
+def _mask_finite(c: NumpyCase) -> np.ndarray | None:
+    """A large finite fill (-1e9): the same as -inf wherever a query may attend some key; a
+    query whose keys are all masked averages all of V instead of getting zeros."""
+    empty = _fully_masked_rows(c)
+    if empty is None:
+        return None
+    x = c.inputs
+    correct = oracle.scaled_dot_product_attention(x["Q"], x["K"], x["V"], x["mask"])
+    average = np.broadcast_to(f64(x["V"]).mean(-2, keepdims=True), correct.shape)
+    return np.where(empty[..., None], average, correct)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_masked_with_finite_minimum",
+        "masked scores are filled with a large finite negative (-1e9, finfo.min), so a query "
+        "whose keys are all masked averages every value; fill with -inf (such a query's "
+        "output is zeros here)",
+        {"scaled_dot_product_attention": _mask_finite},
+    )
+)
+
+
+def _softmax_dim_1(q, k, v, mask) -> np.ndarray | None:
+    """Softmax along axis 1 of the scores: the heads for (batch, heads, queries, keys), the
+    queries for 3-D ones. Masked scores are -inf along that axis too, so a slice of them is
+    0/0, NaN, and a NaN probability makes its query's whole output NaN. On 3-D scores without
+    such a slice this is `attention_softmax_over_queries`' output, so None there."""
+    s = _scores(q, k)
+    allowed = np.ones_like(s, dtype=bool) if mask is None else np.broadcast_to(mask, s.shape)
+    empty = ~allowed.any(axis=1, keepdims=True)
+    if s.ndim <= 3 and not empty.any():
+        return None
+    masked = np.where(allowed, s, -np.inf)
+    top = masked.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(masked - top)
+        p = e / e.sum(axis=1, keepdims=True)
+    return p @ f64(v)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_softmax_over_dim_1",
+        "the attention softmax is taken over dim=1: the heads of (batch, heads, queries, "
+        "keys) scores, the queries of 3-D ones (a key no query may see gives NaN); each "
+        "query's weights over the keys sum to 1: softmax over dim=-1",
+        {"scaled_dot_product_attention": _sdpa(_softmax_dim_1)}
+        | everywhere(Parts(attention=_softmax_dim_1)),
+    )
+)
+
+
+def _split_without_transpose(t: np.ndarray, num_heads: int) -> np.ndarray:
+    *lead, seq, d_model = t.shape
+    return t.reshape(*lead, num_heads, seq, d_model // num_heads)
+
+
+def _merge_without_transpose(o: np.ndarray) -> np.ndarray:
+    heads, seq, d_k = o.shape[-3:]
+    return o.reshape(*o.shape[:-3], seq, heads * d_k)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_heads_split_without_transpose",
+        "the heads are split with a reshape to (..., heads, seq, d_k) and no transpose, "
+        "which deals each head a slice of the flattened (seq, d_model) block; reshape to "
+        "(..., seq, heads, d_k), then transpose to (..., heads, seq, d_k)",
+        _several_heads(everywhere(Parts(split=_split_without_transpose))),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_heads_merged_without_transpose",
+        "the heads are merged with a reshape of (..., heads, seq, d_k) to (..., seq, d_model) "
+        "and no transpose, which scrambles positions and heads; transpose to (..., seq, "
+        "heads, d_k) first (or rearrange '... h s d -> ... s (h d)')",
+        _several_heads(everywhere(Parts(merge=_merge_without_transpose))),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_heads_split_and_merged_without_transpose",
+        "the heads are split and merged with reshapes and no transpose, (..., seq, d_model) "
+        "to (..., heads, seq, d_k) and back; reshape to (..., seq, heads, d_k) and transpose "
+        "the heads before the positions (and back before merging)",
+        _several_heads(
+            everywhere(Parts(split=_split_without_transpose, merge=_merge_without_transpose))
+        ),
+    )
+)
+
+
+def _untransposed(*names: str):
+    def change(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+        return dict(block) | {f"attn.{n}.weight": f64(block[f"attn.{n}.weight"]).T for n in names}
+
+    return change
+
+
+def _projection_mistake(*names: str) -> dict[str, Variant]:
+    change = _untransposed(*names)
+    return {MHA: mha_block_change(change), MHA_ROPE: mha_block_change(change)} | block_change(
+        change
+    )
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_qkv_projections_not_transposed",
+        "the query, key and value projections compute x @ W; each weight is stored "
+        "(d_out, d_in), so a projection is x @ W.T, as every Linear",
+        _projection_mistake("q_proj", "k_proj", "v_proj"),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_projections_not_transposed",
+        "every projection of the attention, the output's included, computes x @ W; each "
+        "weight is stored (d_out, d_in), so a projection is x @ W.T, as every Linear",
+        _projection_mistake("q_proj", "k_proj", "v_proj", "output_proj"),
+    )
+)
+
+
+def _rope_part(rope: Callable[..., np.ndarray]) -> Variant:
+    """The `rope` family's variant of a RoPE written as a part."""
+    return lambda c: rope(
+        c.inputs["in_query_or_key"], c.inputs["token_positions"], c.params["theta"]
+    )
+
+
+def _rope_concatenated(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
+    """Pairs interleaved, (x[2k], x[2k+1]), but cos and sin laid out as cat([f, f]): element
+    i turns by the angle of frequency i mod d_k/2, so a pair's two elements turn by
+    different angles."""
+    x = f64(x)
+    d_k = x.shape[-1]
+    pos = np.broadcast_to(positions, x.shape[:-1]).astype(np.float64)
+    angle = pos[..., None] * float(theta) ** (-2.0 * (np.arange(d_k) % (d_k // 2)) / d_k)
+    partner = np.empty_like(x)
+    partner[..., 0::2], partner[..., 1::2] = -x[..., 1::2], x[..., 0::2]
+    return x * np.cos(angle) + partner * np.sin(angle)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_frequencies_concatenated",
+        "RoPE lays cos and sin out as two copies of the d_k/2 frequencies, cat([f, f]) (the "
+        "rotate-half layout), while its pairs are interleaved; x[2k] and x[2k+1] share "
+        "frequency k: repeat_interleave(f, 2)",
+        {"rope": _rope_part(_rope_concatenated)}
+        | everywhere(Parts(rope=_rope_concatenated), (MHA_ROPE, BLOCK, *LM)),
+    )
+)
+
+
+def _rope_diagonal(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
+    """Each element times the cosine of its pair's angle: the rotation matrix's diagonal."""
+    x = f64(x)
+    d_k = x.shape[-1]
+    pos = np.broadcast_to(positions, x.shape[:-1]).astype(np.float64)
+    angle = pos[..., None] * float(theta) ** (-2.0 * (np.arange(d_k) // 2) / d_k)
+    return x * np.cos(angle)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_rotation_diagonal_only",
+        "RoPE multiplies x by cos alone, the rotation matrix's diagonal (an einsum that gives "
+        "both of its axes one name, '... d, ... d d -> ... d'); each pair turns: "
+        "(a cos - b sin, a sin + b cos)",
+        {"rope": _rope_part(_rope_diagonal)}
+        | everywhere(Parts(rope=_rope_diagonal), (MHA_ROPE, BLOCK, *LM)),
+    )
+)
+
+
+# float32 rounds a dot product to about 2⁻²⁴ of its terms: a relative jitter of the queries
+# this size stands for that rounding, a few times over.
+FLOAT32_JITTER = 1e-6
+# Where the jitter moves an output element by more than this (relative, and absolute near
+# 0), a float32 implementation's value is a draw rather than a value: half the tightest
+# tolerance of the attention families (5e-6).
+UNSTABLE = 2.5e-6
+
+
+def _jittered(q: np.ndarray, jitter: float) -> np.ndarray:
+    noise = np.random.default_rng(0).standard_normal(np.shape(q))  # fixed: one answer per case
+    return f64(q) * (1.0 + jitter * noise)
+
+
+def _conditioned(variant: Callable[[NumpyCase, float], np.ndarray | None]) -> Variant:
+    """`variant(case, jitter)`, its elements that the queries' jitter moves by more than
+    UNSTABLE masked (left out of the fingerprint); None where that is every element."""
+
+    def conditioned(c: NumpyCase) -> np.ndarray | None:
+        out, moved = variant(c, 0.0), variant(c, FLOAT32_JITTER)
+        if out is None or moved is None:
+            return None
+        unstable = np.abs(moved - out) > UNSTABLE * (1.0 + np.abs(out))
+        if unstable.all():
+            return None
+        return np.ma.masked_array(out, unstable) if unstable.any() else out
+
+    return conditioned
+
+
+def _attention_times_sqrt_d_k(c: NumpyCase, jitter: float) -> np.ndarray:
+    q = _jittered(c.inputs["Q"], jitter)
+    return oracle.scaled_dot_product_attention(
+        q * q.shape[-1], c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
+    )
+
+
+def _times_sqrt_d_k(jitter: float):
+    def change(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
+        """A block whose scores the oracle divides by √d_k come out times √d_k: the query
+        projection times d_k (jittered)."""
+        q = block["attn.q_proj.weight"]
+        return dict(block) | {
+            "attn.q_proj.weight": _jittered(q, jitter) * (q.shape[0] // num_heads)
+        }
+
+    return change
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_multiplied_by_sqrt_d_k",
+        "attention scores are multiplied by sqrt(d_k); they are divided by it: Q Kᵀ / sqrt(d_k)",
+        # Scores d_k times too large make a softmax so sharp that a float32 implementation's
+        # output parts from the float64 one where two scores nearly tie: those elements are
+        # masked (seeds 3 and 7 of the sweep, a model's and a block's). Not the LMs': stacked,
+        # the saturated softmax can equal attention_unscaled's output (seeds 6 and 7).
+        {
+            "scaled_dot_product_attention": _conditioned(_attention_times_sqrt_d_k),
+            MHA: _conditioned(lambda c, j: mha_block_change(_times_sqrt_d_k(j))(c)),
+            MHA_ROPE: _conditioned(lambda c, j: mha_block_change(_times_sqrt_d_k(j))(c)),
+            BLOCK: _conditioned(lambda c, j: block_change(_times_sqrt_d_k(j))[BLOCK](c)),
+        },
+    )
+)
+
+
+# A float32 angle is good to 2⁻²⁴ of itself, and its frequency to as much: up to this many
+# radians the rotation stays within RoPE's tolerance of the float64 one, well beyond it not.
+FLOAT32_ANGLE_LIMIT = 50.0
+# A difference this large (relative) is far beyond any family's tolerance.
+CLEAR_MARGIN = 1e-3
+
+
+def _rope_inverted(c: NumpyCase) -> np.ndarray | None:
+    """RoPE at Θ^(2k/d_k): angles of thousands of radians, which a float32 implementation
+    cannot hold to the tolerance; those pairs are masked (left out of the fingerprint). None
+    where the pairs left differ from the truth by no clear margin (pair 0 turns at Θ⁰ = 1
+    either way; pair 1 only at positions below the limit over Θ^(2/d_k))."""
+    x, pos, theta = c.inputs["in_query_or_key"], c.inputs["token_positions"], c.params["theta"]
+    d_k = x.shape[-1]
+    out = rotate(x, pos, theta, exponent=-2.0)
+    positions = np.broadcast_to(pos, x.shape[:-1]).astype(np.float64)
+    angle = positions[..., None] * float(theta) ** (2.0 * np.arange(d_k // 2) / d_k)
+    kept = np.repeat(np.abs(angle) <= FLOAT32_ANGLE_LIMIT, 2, axis=-1)
+    truth = oracle.rope(x, pos, theta)
+    if not (np.abs(out - truth) > CLEAR_MARGIN * (1.0 + np.abs(truth)))[kept].any():
+        return None
+    return np.ma.masked_array(out, ~kept)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_frequencies_inverted",
+        "RoPE's frequencies are Θ^(2k/d_k), the exponent's sign lost; pair k turns at "
+        "Θ^(-2k/d_k) = 1 / Θ^(2k/d_k)",
+        # RoPE's own output only: in attention every output mixes in the huge angles.
+        {"rope": _rope_inverted},
     )
 )

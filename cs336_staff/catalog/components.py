@@ -12,6 +12,8 @@ from cs336_harness.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Mistake, Variant
 from cs336_staff.catalog.numerics import (
+    FLOAT32_EXP_SUBNORMAL,
+    FLOAT32_EXP_UNDERFLOW,
     float32_exp,
     round_to_bfloat16,
     round_to_float16,
@@ -22,9 +24,12 @@ from cs336_staff.catalog.reading import (
     BLOCK,
     CONFIG_LM,
     LM,
+    MHA,
+    MHA_ROPE,
     block_change,
     f64,
     gain_names,
+    mha_block_change,
     oracle_config,
     run_config_lm,
     unit_gains,
@@ -568,5 +573,205 @@ MISTAKES.append(
         "weight[token_ids]",
         {"embedding": lambda c: _embed_by_position(c.weights["weight"], c.inputs["token_ids"])}
         | everywhere(Parts(embed=_embed_by_position), LM),
+    )
+)
+
+
+def _centred_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    x = f64(x)
+    centred = x - x.mean(-1, keepdims=True)
+    return centred / np.sqrt(np.mean(centred**2, -1, keepdims=True) + eps) * f64(gain)
+
+
+def _rmsnorm_with(norm) -> Variant:
+    """The `rmsnorm` family's variant of a mistaken norm computed in float32 and returned in
+    the input's dtype: in float16, values past its range become ±inf."""
+
+    def variant(c: NumpyCase) -> np.ndarray:
+        out = norm(c.inputs["in_features"], c.weights["weight"], c.params["eps"])
+        if c.params.get("dtype") != "float16":
+            return out
+        with np.errstate(over="ignore"):  # past float16's range is inf, as the cast gives
+            return round_to_float16(out)
+
+    return variant
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_centred",
+        "RMSNorm subtracts the mean first, as LayerNorm does; RMSNorm does not centre: "
+        "x / sqrt(mean(x²) + eps) · g",
+        {"rmsnorm": _rmsnorm_with(_centred_norm)}
+        | everywhere(Parts(norm=_centred_norm), (BLOCK, *LM)),
+    )
+)
+
+
+def _sum_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    x = f64(x)
+    return x / np.sqrt(np.sum(x**2, -1, keepdims=True) + eps) * f64(gain)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_sum_not_mean",
+        "RMSNorm divides by sqrt(sum(x²) + eps), a sum where the mean belongs; it divides by "
+        "sqrt(mean(x²) + eps), the sum over d_model divided by d_model",
+        {"rmsnorm": _rmsnorm_with(_sum_norm)} | everywhere(Parts(norm=_sum_norm), (BLOCK, *LM)),
+    )
+)
+
+
+def _rsqrt_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    x = f64(x)
+    return x / (1.0 / np.sqrt(np.mean(x**2, -1, keepdims=True)) + eps) * f64(gain)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_divides_by_rsqrt",
+        "RMSNorm divides by rsqrt(mean(x²)) + eps, the reciprocal of the RMS, and so "
+        "multiplies by the RMS; it multiplies by rsqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_with(_rsqrt_norm)},
+    )
+)
+
+
+def _diagonal(w: np.ndarray) -> np.ndarray:
+    return np.diag(np.diag(f64(w)))
+
+
+def _linear_diagonal(c: NumpyCase) -> np.ndarray | None:
+    w = c.weights["weight"]
+    return None if w.shape[0] != w.shape[1] else f64(c.inputs["in_features"]) * np.diag(f64(w))
+
+
+def _projections_diagonal(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    names = [f"attn.{p}.weight" for p in ("q_proj", "k_proj", "v_proj", "output_proj")]
+    return dict(block) | {n: _diagonal(block[n]) for n in names}
+
+
+MISTAKES.append(
+    Mistake(
+        "linear_einsum_diagonal",
+        "Linear multiplies each feature by the weight's diagonal, x · diag(W): an einsum that "
+        "gives both axes of W one name ('... d, d d -> ... d') takes its diagonal; name them "
+        "apart: '... d_in, d_out d_in -> ... d_out'",
+        {
+            "linear": _linear_diagonal,
+            MHA: mha_block_change(_projections_diagonal),
+            MHA_ROPE: mha_block_change(_projections_diagonal),
+        },
+    )
+)
+
+
+def _silu_of_minus_x(x: np.ndarray) -> np.ndarray:
+    x = f64(x)
+    return x * sigmoid(-x)
+
+
+def _swiglu_minus_x_gate(
+    x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray
+) -> np.ndarray:
+    return oracle.linear(_silu_of_minus_x(oracle.linear(x, w1)) * oracle.linear(x, w3), w2)
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_sigmoid_of_minus_x",
+        "SiLU returns x · sigmoid(-x) = x / (1 + exp(x)), a sign lost in the exponent; SiLU is "
+        "x · sigmoid(x) = x / (1 + exp(-x))",
+        {
+            "silu": lambda c: _silu_of_minus_x(c.inputs["in_features"]),
+            "swiglu": lambda c: _swiglu_with(_swiglu_minus_x_gate, c),
+        }
+        | everywhere(Parts(ffn=_swiglu_minus_x_gate), (BLOCK, *LM)),
+    )
+)
+
+
+def _softmax_minus_sum(c: NumpyCase) -> np.ndarray:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return e - e.sum(axis=dim, keepdims=True)
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_subtracts_sum",
+        "softmax subtracts the sum of the exponentials, exp(x - max) - sum; it divides by it: "
+        "exp(x - max) / sum(exp(x - max)) along dim",
+        {"softmax": _softmax_minus_sum},
+    )
+)
+
+
+def _softmax_global_max(c: NumpyCase) -> np.ndarray | None:
+    """exp(x - max(x)) over the whole tensor, in float32: a slice far below the largest
+    element underflows to zeros and 0/0 is NaN. Slices whose exponentials are all normal
+    floats equal the true softmax; those partly subnormal or partly flushed to 0 cannot be
+    reproduced to the tolerance and are masked (left out of the fingerprint)."""
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    shifted = x - x.max()
+    # A margin of 1 on either side of float32's thresholds, for the rounding of x - max.
+    zero = (shifted < FLOAT32_EXP_UNDERFLOW - 1).all(axis=dim, keepdims=True)
+    normal = (shifted > FLOAT32_EXP_SUBNORMAL + 1).all(axis=dim, keepdims=True)
+    if not zero.any():
+        return None
+    truth = oracle.softmax(x, dim)
+    out = np.where(zero, np.nan, truth)
+    return np.ma.masked_array(out, np.broadcast_to(~(zero | normal), out.shape))
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_max_over_whole_tensor",
+        "softmax subtracts the largest element of the whole tensor (x.max() without dim), so "
+        "a slice far below it underflows to zeros and 0/0 is NaN; subtract each slice's own "
+        "max along dim (keepdim=True)",
+        {"softmax": _softmax_global_max},
+    )
+)
+
+
+# The eps a norm that ignores its argument usually hard-codes: the assignment's default.
+DEFAULT_EPS = 1e-5
+
+
+def _rmsnorm_eps_ignored(c: NumpyCase) -> np.ndarray | None:
+    if c.params["eps"] == DEFAULT_EPS:
+        return None
+    return oracle.rmsnorm(c.inputs["in_features"], c.weights["weight"], DEFAULT_EPS)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_eps_ignored",
+        "RMSNorm ignores the eps it is given and uses 1e-5; it adds the eps argument: "
+        "x / sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_eps_ignored},
+    )
+)
+
+
+def _rmsnorm_dim_1(c: NumpyCase) -> np.ndarray | None:
+    x = f64(c.inputs["in_features"])
+    if x.ndim < 3:
+        return None  # dim 1 is the last dimension
+    return (
+        x
+        / np.sqrt(np.mean(x**2, axis=1, keepdims=True) + c.params["eps"])
+        * f64(c.weights["weight"])
+    )
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_mean_over_dim_1",
+        "RMSNorm takes the mean of x² over dim=1, the sequence of a (batch, seq, d_model) "
+        "input; each vector is normalised over its own d_model entries: dim=-1",
+        {"rmsnorm": _rmsnorm_dim_1},
     )
 )

@@ -11,6 +11,7 @@ import numpy as np
 from cs336_harness.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Mistake, Variant
+from cs336_staff.catalog.parts import Parts, everywhere
 from cs336_staff.catalog.reading import (
     BLOCK,
     CONFIG_LM,
@@ -225,12 +226,22 @@ MISTAKES.append(
 )
 
 
+def _embedding_scaled(c: NumpyCase) -> np.ndarray:
+    """In float32, as a float32 table times a Python float rounds: the embedding's test is
+    exact, so the product's rounding is part of the mistake's output."""
+    rows = np.asarray(c.weights["weight"], dtype=np.float32)[c.inputs["token_ids"]]
+    return (rows * np.float32(math.sqrt(rows.shape[-1]))).astype(np.float64)
+
+
 MISTAKES.append(
     Mistake(
         "lm_embeddings_scaled",
-        "the token embeddings are multiplied by sqrt(d_model) in the model; they enter the "
-        "first block as the embedding table holds them",
-        dict.fromkeys(LM, lambda c: _assembled(embedding_scale=math.sqrt(c.params["d_model"]))(c)),
+        "the token embeddings are multiplied by sqrt(d_model), in Embedding or in the model; a "
+        "lookup returns the rows as the table holds them, and they enter the first block so",
+        {"embedding": _embedding_scaled}
+        | dict.fromkeys(
+            LM, lambda c: _assembled(embedding_scale=math.sqrt(c.params["d_model"]))(c)
+        ),
     )
 )
 
@@ -354,5 +365,16 @@ MISTAKES.append(
         "post-norm normalises each sublayer's output, h = x + ln1(attn(x)); post-norm "
         "normalises the sum: h = ln1(x + attn(x)), out = ln2(h + ffn(h))",
         {CONFIG_LM: _config(_post_norm, block={"post_norm_on_sublayers": True})},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "block_residual_from_normalised_input",
+        "each residual is added to the normalised input, h = ln1(x) + attn(ln1(x)), out = "
+        "ln2(h) + ffn(ln2(h)); the stream itself carries it: h = x + attn(ln1(x)), "
+        "out = h + ffn(ln2(h))",
+        everywhere(Parts(normalised_stream=True), (BLOCK, *LM)),
     )
 )

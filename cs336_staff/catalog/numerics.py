@@ -27,6 +27,10 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 FLOAT32_EXP_UNDERFLOW = math.log(2.0**-150)
 
 
+# exp(x) is a normal float32 above ln(2⁻¹²⁶); below, a subnormal with fewer digits, or 0.
+FLOAT32_EXP_SUBNORMAL = math.log(2.0**-126)
+
+
 def float32_exp(x: np.ndarray) -> np.ndarray:
     """exp in float64, then overflowing and underflowing where float32's would."""
     with np.errstate(over="ignore"):

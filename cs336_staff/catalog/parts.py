@@ -26,18 +26,34 @@ def causal(seq: int) -> np.ndarray:
     return np.tril(np.ones((seq, seq), dtype=bool))
 
 
+def split_heads(t: np.ndarray, num_heads: int) -> np.ndarray:
+    """(..., seq, d_model) → (..., heads, seq, d_k): head h is features h·d_k … (h+1)·d_k − 1."""
+    return np.swapaxes(t.reshape(*t.shape[:-1], num_heads, t.shape[-1] // num_heads), -2, -3)
+
+
+def merge_heads(o: np.ndarray) -> np.ndarray:
+    """(..., heads, seq, d_k) → (..., seq, d_model), head after head."""
+    heads, seq, d_k = o.shape[-3:]
+    return np.swapaxes(o, -2, -3).reshape(*o.shape[:-3], seq, heads * d_k)
+
+
 @dataclass(frozen=True)
 class Parts:
     """`norm(x, gain, eps)`; `rope(heads, positions, theta)` on `(..., heads, seq, d_k)`
     with positions `(..., 1, seq)`; `mask(seq)` the causal mask; `attention(q, k, v, mask)`;
-    `ffn(x, w1, w2, w3)`; `embed(table, ids)`."""
+    `split(t, num_heads)` and `merge(o)` the heads' layout; `ffn(x, w1, w2, w3)`;
+    `embed(table, ids)`; `normalised_stream`: each sublayer's residual is added to its
+    normalised input (`h = ln1(x) + attn(ln1(x))`) instead of the stream itself."""
 
     norm: Callable[..., np.ndarray] = oracle.rmsnorm
     rope: Callable[..., np.ndarray] = oracle.rope
     mask: Callable[[int], np.ndarray] = causal
     attention: Callable[..., np.ndarray] = oracle.scaled_dot_product_attention
+    split: Callable[[np.ndarray, int], np.ndarray] = split_heads
+    merge: Callable[[np.ndarray], np.ndarray] = merge_heads
     ffn: Callable[..., np.ndarray] = oracle.swiglu
     embed: Callable[..., np.ndarray] = oracle.embedding
+    normalised_stream: bool = False
 
 
 def attention(
@@ -51,19 +67,14 @@ def attention(
     """Causal multi-head self-attention with `parts`' RoPE (where `theta` is given), mask and
     attention; `weights` are the q, k, v and output projections."""
     x = f64(x)
-    seq, d_model = x.shape[-2], x.shape[-1]
-
-    def split(w: np.ndarray) -> np.ndarray:
-        t = oracle.linear(x, w)
-        return np.swapaxes(t.reshape(*t.shape[:-1], num_heads, d_model // num_heads), -2, -3)
-
-    q, k, v = (split(w) for w in weights[:3])
+    seq = x.shape[-2]
+    q, k, v = (parts.split(oracle.linear(x, w), num_heads) for w in weights[:3])
     if theta is not None:
         pos = np.arange(seq) if positions is None else np.asarray(positions)
         pos = np.expand_dims(np.broadcast_to(pos, x.shape[:-1]), -2)
         q, k = parts.rope(q, pos, theta), parts.rope(k, pos, theta)
     out = parts.attention(q, k, v, parts.mask(seq))
-    return oracle.linear(np.swapaxes(out, -2, -3).reshape(x.shape), weights[3])
+    return oracle.linear(parts.merge(out), weights[3])
 
 
 def block(
@@ -71,10 +82,12 @@ def block(
 ) -> np.ndarray:
     """The pre-norm block, `w` named relative to it (`ln1.weight`, `attn.q_proj.weight`, ...)."""
     attn = [w[f"attn.{p}.weight"] for p in PROJECTIONS]
-    h = f64(x)
-    h = h + attention(parts, parts.norm(h, w["ln1.weight"], EPS), attn, num_heads, theta)
     ffn = (w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
-    return h + parts.ffn(parts.norm(h, w["ln2.weight"], EPS), *ffn)
+    x = f64(x)
+    n1 = parts.norm(x, w["ln1.weight"], EPS)
+    h = (n1 if parts.normalised_stream else x) + attention(parts, n1, attn, num_heads, theta)
+    n2 = parts.norm(h, w["ln2.weight"], EPS)
+    return (n2 if parts.normalised_stream else h) + parts.ffn(n2, *ffn)
 
 
 def lm(parts: Parts, c: NumpyCase) -> np.ndarray:

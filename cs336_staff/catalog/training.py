@@ -13,6 +13,7 @@ from cs336_harness.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Mistake, Variant
 from cs336_staff.catalog.numerics import (
+    FLOAT32_EXP_UNDERFLOW,
     float32_exp,
 )
 from cs336_staff.catalog.reading import (
@@ -639,3 +640,72 @@ MISTAKES.append(
         {"learning_rate_schedule": _shows(_cycle_after_warmup)},
     )
 )
+
+
+def _ce_log_of_softmax(c: NumpyCase) -> np.ndarray | None:
+    """-log(softmax(logits)[target]) in float32: inf where the target's exp(z - max)
+    underflows to 0, within a margin of 1 for rounding; else the true loss, up to rounding."""
+    z, target = _ce_terms(c)
+    if not (target - z.max(-1) < FLOAT32_EXP_UNDERFLOW - 1).any():
+        return None
+    return np.asarray(np.inf)
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_log_of_softmax",
+        "cross-entropy takes -log(softmax(logits)[target]): a target far below the largest "
+        "logit has probability 0 in float32 and the loss is inf; compute log-softmax as "
+        "logits - max - log(sum(exp(logits - max)))",
+        {"cross_entropy": _ce_log_of_softmax},
+    )
+)
+
+
+# The hyperparameters a param group carries, as the test hands them to the constructor too.
+HYPERPARAMETERS = ("lr", "betas", "eps", "weight_decay")
+
+
+def _adamw_group_keys_ignored(keys: tuple[str, ...]) -> Variant:
+    """Each group stepped with the constructor's `keys` (the first group's, which the test
+    passes to the constructor) and its own other hyperparameters: an AdamW that keeps those
+    under names of its own in `defaults`, which a group's own entries never override."""
+
+    def variant(c: NumpyCase) -> np.ndarray | None:
+        p = c.params
+        first = p["groups"][0]
+        groups = [g | {k: first[k] for k in keys} for g in p["groups"]]
+        if groups == p["groups"]:
+            return None
+        initial = [c.inputs[f"initial.{i}"] for i in range(p["count"])]
+        grads = [
+            [c.inputs.get(f"grad.{t}.{i}") for i in range(p["count"])] for t in range(p["steps"])
+        ]
+        return _flat(adamw_trajectory_with(initial, grads, groups))
+
+    return variant
+
+
+# The sets of hyperparameters students' AdamWs were seen to keep under keys of their own
+# (docs/mistakes.md); all four is `adamw_ignores_param_groups`.
+GROUP_KEYS_IGNORED = {
+    "adamw_group_betas_ignored": ("betas",),
+    "adamw_group_betas_and_decay_ignored": ("betas", "weight_decay"),
+    "adamw_group_betas_eps_and_decay_ignored": ("betas", "eps", "weight_decay"),
+    "adamw_group_lr_betas_and_decay_ignored": ("lr", "betas", "weight_decay"),
+}
+
+
+def _group_keys_mistake(mistake: str, keys: tuple[str, ...]) -> Mistake:
+    names = ", ".join(f"'{k}'" for k in keys)
+    return Mistake(
+        mistake,
+        f"AdamW steps every param group with the constructor's {names}, kept under keys of its "
+        "own in defaults (e.g. 'beta1') or in attributes (self.betas), which a group's own "
+        "entries never set; read each hyperparameter from the group in step(): group['lr'], "
+        "group['betas'], group['eps'], group['weight_decay']",
+        {"adamw": _adamw_group_keys_ignored(keys)},
+    )
+
+
+MISTAKES.extend(_group_keys_mistake(m, keys) for m, keys in GROUP_KEYS_IGNORED.items())

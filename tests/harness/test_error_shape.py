@@ -261,6 +261,99 @@ def test_a_single_value():
     )
 
 
+def _attention(q, k, v, allowed, fill=-np.inf):
+    """Attention written out apart from error_shape's own: masked scores set to `fill`, a
+    query with no key left gets zeros."""
+    scores = np.where(allowed, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), fill)
+    out = np.zeros((*scores.shape[:-1], v.shape[-1]))
+    for index in np.ndindex(scores.shape[:-1]):
+        row = scores[index]
+        if np.isfinite(row).any():
+            weights = np.exp(row - row.max())
+            out[index] = weights / weights.sum() @ v[index[:-1]]
+    return out
+
+
+@pytest.fixture
+def attention_case():
+    """Q, K, V (2, 5, 4) and a random mask with one fully masked query row."""
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    mask = rng.random((2, 5, 5)) < 0.6
+    mask[0, 2] = False
+    mask[:, :, 0] |= np.arange(5) != 2  # every other query sees some key
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize(
+    ("reading", "says"),
+    [
+        ("ignored", "the mask is not applied: every query attends every key"),
+        ("zero", "masked positions hold 0 where -inf belongs: the output is attention with the "
+         "masked scores set to 0 (filled with 0, or the scores times the mask)"),
+        ("inverted", "the mask is applied inverted: True hides a key, False lets a query "
+         "attend it"),
+        ("finite", "masked scores are a large finite number, not -inf: a query whose keys are "
+         "all masked averages every value instead of getting zeros"),
+        ("transposed", "the mask is applied transposed: query i attends key j where mask[j, i] "
+         "is True"),
+    ],
+)  # fmt: skip
+def test_a_misapplied_attention_mask(attention_case, reading, says):
+    q, k, v, mask = attention_case
+    allowed, fill = {
+        "ignored": (np.ones_like(mask), -np.inf),
+        "zero": (mask, 0.0),
+        "inverted": (~mask, -np.inf),
+        "finite": (mask, -1e4),
+        "transposed": (np.swapaxes(mask, -1, -2), -np.inf),
+    }[reading]
+    expected, actual = _attention(q, k, v, mask), _attention(q, k, v, allowed, fill)
+    assert line(actual, expected, mask=mask, attention=(q, k, v)) == f"error shape: {says}"
+    # Without the inputs, only where the rows differ can be said.
+    assert kind(actual, expected, mask=mask) != "masking"
+
+
+def test_an_offset_per_row(expected):
+    logits = expected.copy()
+    shifted = logits - logits.max(-1, keepdims=True)
+    assert line(shifted, logits).startswith(
+        "error shape: the output is the expected plus an offset constant along the last axis "
+        "that differs between rows ("
+    )
+    centred = logits - logits.mean(-1, keepdims=True)
+    assert line(centred, logits) == (
+        "error shape: each row is off by its mean: the output is the expected centred along "
+        "the last axis (a mean subtracted?)"
+    )
+    # One row off by a constant is a location first.
+    one_row = logits.copy()
+    one_row[1, 2] += 0.5
+    assert kind(one_row, logits) == "some_indices"
+
+
+def test_an_error_of_half_precision(expected):
+    import torch
+
+    x = torch.from_numpy(expected).float()
+    w = torch.randn(8, 8, generator=torch.Generator().manual_seed(0), dtype=torch.float32)
+    exact = (x.double() @ w.double().T).numpy()
+    in_bfloat16 = (x.bfloat16() @ w.bfloat16().T).double().numpy()
+    in_float16 = (x.half() @ w.half().T).double().numpy()
+    assert line(in_bfloat16, exact) == (
+        "error shape: the error is within bfloat16's precision: at most 8ε of each element, or "
+        "of an eighth of the largest near 0 (ε = 0.003906): arithmetic, or a weight, in bfloat16?"
+    )
+    assert line(in_float16, exact).startswith("error shape: the error is within float16's")
+    # Before where the differences are: an element that happens to match leaves the rest.
+    one_matches = in_bfloat16[0, 0].copy()
+    one_matches[3] = exact[0, 0, 3]
+    assert kind(one_matches, exact[0, 0]) == "half_precision"
+    # Noise larger than bfloat16's precision is not half precision.
+    noisy = exact + np.random.default_rng(8).normal(0, 0.05, exact.shape)
+    assert kind(noisy, exact) == "generic"
+
+
 def test_the_most_specific_true_statement_wins(expected):
     # A factor leaves the zero rows of the expected right: "only rows [..] differ" holds too.
     zero_rows = expected.copy()
@@ -279,7 +372,40 @@ def test_the_most_specific_true_statement_wins(expected):
     bumped[[1, 3], 2] += 1.0
     assert kind(bumped, expected, mask=mask) == "masked_rows"
     assert set(KINDS) >= {"factor", "row_factor", "masked_rows", "some_indices", "generic"}
+    # A masking reading explains every element; its rows are also the masked ones.
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.standard_normal((1, 4, 3)) for _ in range(3))
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    correct, unmasked = _attention(q, k, v, causal), _attention(q, k, v, np.ones_like(causal))
+    assert kind(unmasked, correct, mask=causal, attention=(q, k, v)) == "masking"
+    assert kind(unmasked, correct, mask=causal) == "masked_rows"
 
 
 def test_outputs_of_another_shape_get_none(expected):
     assert describe(expected[0], expected, **TOL) is None
+
+
+def test_an_output_left_in_float32_for_a_half_input_names_its_cause():
+    """`dtype_cause` reads compare's own failure line: run through compare, so a change in
+    its wording fails here."""
+    import torch
+
+    from cs336_harness.compare import assert_matches_oracle
+    from cs336_harness.diagnosis import dtype_cause
+
+    def failure(actual: torch.Tensor, dtype: torch.dtype, what: str = "output") -> str:
+        with pytest.raises(pytest.fail.Exception) as failed:
+            assert_matches_oracle(actual, torch.zeros(3), dtype=dtype, rtol=0, atol=0, what=what)
+        return failed.value.msg
+
+    for half in (torch.bfloat16, torch.float16):
+        for wider in (torch.float32, torch.float64):
+            line = dtype_cause.cause(failure(torch.zeros(3, dtype=wider), half))
+            assert line == (
+                f"likely cause: the output is left in {str(wider)[6:]} for a {str(half)[6:]} "
+                "input: the computation was upcast (or a float32 weight promoted it) and the "
+                "result never cast back; return it in the input's dtype, result.to(x.dtype)"
+            )
+    assert dtype_cause.cause(failure(torch.zeros(3, dtype=torch.bfloat16), torch.float32)) is None
+    assert dtype_cause.cause(failure(torch.zeros(3), torch.bfloat16, what="the gradient")) is None
+    assert dtype_cause.cause(failure(torch.zeros(4), torch.float32)) is None  # a wrong shape

@@ -208,3 +208,25 @@ def test_a_fingerprint_leaves_out_what_the_mistake_masks():
     large = np.ma.masked_array(np.arange(float(size)), np.arange(size) % 2 == 1)
     index = fingerprint_index(large, np.zeros(size))
     assert index.size > 1000 and not (index % 2).any()
+
+
+def test_without_known_mistakes_a_masked_with_zero_attention_says_so(pytester):
+    """The catalog names a mask filled with 0; without it (a handout on fixtures of its own)
+    the shape says the same from the case's Q, K, V and mask, on every case with a mask."""
+    wrong = TESTS / "evidence" / "wrong" / "attention_mask_filled_with_zero.py"
+    with mock.patch.object(plugin, "_source", return_value=None):
+        recorder = pytester.inline_run(
+            str(TESTS / "families" / "test_scaled_dot_product_attention.py"),
+            f"--adapters={wrong}", "-p", "no:cacheprovider", "-k", "not backward",
+        )  # fmt: skip
+    failed = [r for r in recorder.getreports("pytest_runtest_logreport") if r.failed]
+    assert len(failed) == 5  # every case with a mask
+    for report in failed:
+        lines = report.longreprtext.splitlines()
+        # A hardening test's failure opens with that (the fully masked row's), its shape next.
+        first = lines[1] if lines[0].startswith("hardening:") else lines[0]
+        assert first == (
+            "error shape: masked positions hold 0 where -inf belongs: the output is attention "
+            "with the masked scores set to 0 (filled with 0, or the scores times the mask)"
+        )
+        assert dict(report.user_properties)[plugin.SHAPE_PROPERTY] == "masking"

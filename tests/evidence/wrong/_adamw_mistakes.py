@@ -11,6 +11,7 @@ def adamw_with(
     *,
     decay_order: str = "after_update",
     eps_added_to: str = "sqrt_v",
+    constructor_keys: tuple[str, ...] = (),
 ) -> type[torch.optim.Optimizer]:
     """`mistake`: "no_bias_correction", "coupled_decay" (L2 added to the gradient, i.e. Adam
     with weight decay, not AdamW), "decay_without_lr" (θ ← θ − λθ), "group_defaults"
@@ -24,7 +25,9 @@ def adamw_with(
     attribute of the optimizer's own, which `state_dict()` does not see); None: no mistake.
 
     `decay_order` ("after_update" or "first") and `eps_added_to` ("sqrt_v" or "sqrt_v_hat"):
-    the reading, as `oracle.adamw_trajectory` names them; the defaults are the handout's."""
+    the reading, as `oracle.adamw_trajectory` names them; the defaults are the handout's.
+    `constructor_keys`: the hyperparameters read from the constructor's arguments instead of
+    each group's (kept under keys of the optimizer's own)."""
 
     class WrongAdamW(torch.optim.Optimizer):
         def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
@@ -44,6 +47,7 @@ def adamw_with(
             self.steps += 1
             for group in self.param_groups:
                 h = self.fixed if mistake == "group_defaults" else group
+                h = {k: (self.fixed if k in constructor_keys else h)[k] for k in self.fixed}
                 lr, (b1, b2), eps, decay = h["lr"], h["betas"], h["eps"], h["weight_decay"]
                 if mistake == "betas_swapped":
                     b1, b2 = b2, b1

@@ -63,6 +63,16 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float
     return torch.nan_to_num(torch.softmax(scores, dim=-1)) @ v
 
 
+def split_heads(t: Tensor, num_heads: int) -> Tensor:
+    """(..., seq, d_model) → (..., heads, seq, d_k)."""
+    return t.unflatten(-1, (num_heads, t.shape[-1] // num_heads)).transpose(-2, -3)
+
+
+def merge_heads(o: Tensor) -> Tensor:
+    """(..., heads, seq, d_k) → (..., seq, d_model)."""
+    return o.transpose(-2, -3).flatten(-2)
+
+
 def swiglu(x: Tensor, w1: Tensor, w2: Tensor, w3: Tensor) -> Tensor:
     a = x @ w1.T
     return (a * torch.sigmoid(a) * (x @ w3.T)) @ w2.T
@@ -75,14 +85,19 @@ def embed(table: Tensor, ids: Tensor) -> Tensor:
 @dataclass(frozen=True)
 class Parts:
     """`norm(x, gain, eps)`; `rope(x, positions, theta)`; `mask(seq)`, the causal mask;
-    `attention(q, k, v, mask)`; `ffn(x, w1, w2, w3)`; `embed(table, ids)`."""
+    `attention(q, k, v, mask)`; `split(t, num_heads)` and `merge(o)`, the heads' layout;
+    `ffn(x, w1, w2, w3)`; `embed(table, ids)`; `normalised_stream`: each residual added to
+    the sublayer's normalised input instead of the stream."""
 
     norm: Callable[..., Tensor] = rmsnorm
     rope: Callable[..., Tensor] = rope
     mask: Callable[[int], Tensor] = causal
     attention: Callable[..., Tensor] = attention
+    split: Callable[[Tensor, int], Tensor] = split_heads
+    merge: Callable[[Tensor], Tensor] = merge_heads
     ffn: Callable[..., Tensor] = swiglu
     embed: Callable[..., Tensor] = embed
+    normalised_stream: bool = False
 
 
 def mha(
@@ -94,25 +109,23 @@ def mha(
     positions: Tensor | None = None,
 ) -> Tensor:
     """Causal multi-head self-attention; `w`: the q, k, v and output projections."""
-    seq, d_model = x.shape[-2], x.shape[-1]
-
-    def split(t: Tensor) -> Tensor:
-        return t.unflatten(-1, (num_heads, d_model // num_heads)).transpose(-2, -3)
-
-    q, k, v = (split(x @ weight.T) for weight in w[:3])
+    seq = x.shape[-2]
+    q, k, v = (p.split(x @ weight.T, num_heads) for weight in w[:3])
     if theta is not None:
         pos = torch.arange(seq) if positions is None else positions
         pos = pos.unsqueeze(-2) if pos.ndim > 1 else pos
         q, k = p.rope(q, pos, theta), p.rope(k, pos, theta)
     out = p.attention(q, k, v, p.mask(seq))
-    return out.transpose(-2, -3).flatten(-2) @ w[3].T
+    return p.merge(out) @ w[3].T
 
 
 def block(p: Parts, x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float) -> Tensor:
     attn = [w[f"attn.{name}.weight"] for name in PROJECTIONS]
-    h = x + mha(p, p.norm(x, w["ln1.weight"]), attn, num_heads, theta)
     ffn = (w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
-    return h + p.ffn(p.norm(h, w["ln2.weight"]), *ffn)
+    n1 = p.norm(x, w["ln1.weight"])
+    h = (n1 if p.normalised_stream else x) + mha(p, n1, attn, num_heads, theta)
+    n2 = p.norm(h, w["ln2.weight"])
+    return (n2 if p.normalised_stream else h) + p.ffn(n2, *ffn)
 
 
 def lm(

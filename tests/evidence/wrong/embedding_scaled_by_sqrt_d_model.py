@@ -7,7 +7,7 @@ from tests.adapters import *  # noqa: F403  (every other component stays correct
 from tests.adapters import run_embedding as _correct_embedding
 
 CAUGHT_BY = frozenset({"embedding"})
-ERROR_SHAPE = "factor"
+DIAGNOSED_AS = "lm_embeddings_scaled"
 
 
 def run_embedding(vocab_size, d_model, weights, token_ids):

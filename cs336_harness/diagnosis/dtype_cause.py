@@ -1,0 +1,34 @@
+"""The likely cause of an output returned in a wider float dtype than its input's.
+
+`compare.assert_matches_oracle` fails on a wrong dtype before it compares a single value,
+with one line, `output: dtype torch.float32, expected torch.bfloat16`; no catalogued mistake
+(a mistaken output's values) can match such a failure. One cause accounts for nearly all of
+them: the component upcast a half-precision input to compute in float32, as it should, or
+a float32 weight promoted the result, and the result was never cast back. So a failure whose
+output is float32 or float64 where half precision is expected opens with that line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# compare.py's line; `tests/harness/test_error_shape.py` fails if its wording changes.
+DTYPE_LINE = re.compile(r"output: dtype torch\.(?P<actual>\w+), expected torch\.(?P<expected>\w+)")
+HALF = ("bfloat16", "float16")
+WIDER = ("float32", "float64")
+
+ID = "output_left_in_wider_dtype"
+MESSAGE = (
+    "the output is left in {actual} for a {expected} input: the computation was upcast (or a "
+    "float32 weight promoted it) and the result never cast back; return it in the input's "
+    "dtype, result.to(x.dtype)"
+)
+
+
+def cause(message: str) -> str | None:
+    """The `likely cause: ...` line for a failure whose message is `message`, if it is
+    compare's dtype line for a wider float output where half precision is expected."""
+    match = DTYPE_LINE.fullmatch(message.strip())
+    if match is None or match["actual"] not in WIDER or match["expected"] not in HALF:
+        return None
+    return f"likely cause: {MESSAGE.format(**match.groupdict())}"

@@ -1,0 +1,24 @@
+"""RMSNorm that subtracts the mean first, as LayerNorm does, then divides by the RMS of the
+centred vector: in the norm itself and in every norm of the block and the model."""
+
+import torch
+
+from tests.adapters import *  # noqa: F403  (every other component stays correct)
+from tests.evidence.wrong._component_mistakes import Parts, PartsAdapters
+
+CAUGHT_BY = frozenset(
+    {"rmsnorm", "transformer_block", "transformer_lm", "transformer_lm_truncated_input"}
+)
+DIAGNOSED_AS = "rmsnorm_centred"
+
+
+def _norm(x, gain, eps=1e-5):
+    x32 = x.float()
+    x32 = x32 - x32.mean(-1, keepdim=True)
+    return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * gain).to(x.dtype)
+
+
+_adapters = PartsAdapters(Parts(norm=_norm))
+run_rmsnorm = _adapters.run_rmsnorm
+run_transformer_block = _adapters.run_transformer_block
+run_transformer_lm = _adapters.run_transformer_lm
