@@ -29,6 +29,17 @@ MEMORY_LIMIT = "2G"
 FAIL_UNDER = 50
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist (`make test-grading-together`, `--dist loadgroup`), each file's tests go to
+    one worker, and every test that reads `correct_batch` to one worker: a module or session
+    fixture grades their submissions once, and would grade them again on each worker."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        shared = "correct_batch" if "correct_batch" in getattr(item, "fixturenames", ()) else None
+        item.add_marker(pytest.mark.xdist_group(shared or item.path.stem))
+
+
 @dataclass
 class GradingRun:
     returncode: int
