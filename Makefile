@@ -44,11 +44,13 @@ handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=di
 
 test-grading: test-grading-together test-grading-alone  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
 
-# Most of them wait on time-outs and processes more than they compute: three at a time, the
-# tests sharing a grading run on one worker. Those whose verdicts need a quiet host (marked
-# `alone`: load, wall-clock caps, deadlines) after, one at a time.
-test-grading-together:  ## the grader's tests that may run beside others, three at a time
-	$(UV) run pytest -m "grading and not alone" -p xdist -n 3 --dist loadgroup tests/grading
+# Most of them wait on time-outs and processes as much as they compute: two files at a time
+# (GRADING_WORKERS), each file's grading runs made once, on its worker. Those whose verdicts
+# need a quiet host (marked `alone`: load, wall-clock caps, deadlines) after, one at a time.
+GRADING_WORKERS ?= 2
+test-grading-together:  ## the grader's tests that may run beside others, two files at a time [GRADING_WORKERS=2]
+	$(UV) run pytest -m "grading and not alone" -p xdist -n $(GRADING_WORKERS) --dist loadgroup \
+	  tests/grading
 
 test-grading-alone:  ## the grader's tests that need a quiet host, one at a time
 	$(UV) run pytest -m "grading and alone" tests/grading
