@@ -44,11 +44,11 @@ handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=di
 
 test-grading: test-grading-together test-grading-alone  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
 
-# Most of them wait on time-outs and processes as much as they compute: three files at a time
+# Most of them wait on time-outs and processes as much as they compute: two files at a time
 # (GRADING_WORKERS), each file on one worker, so its grading runs are made once. Those whose verdicts
 # need a quiet host (marked `alone`: load, wall-clock caps, deadlines) after, one at a time.
-GRADING_WORKERS ?= 3
-test-grading-together:  ## the grader's tests that may run beside others, three files at a time [GRADING_WORKERS=3]
+GRADING_WORKERS ?= 2
+test-grading-together:  ## the grader's tests that may run beside others, two files at a time [GRADING_WORKERS=2]
 	$(UV) run pytest -m "grading and not alone" -p xdist -n $(GRADING_WORKERS) --dist loadfile \
 	  tests/grading
 
