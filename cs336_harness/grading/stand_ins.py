@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import importlib.abc
 import importlib.machinery
+import inspect
 import sys
 import types
 from functools import cache
@@ -162,10 +163,23 @@ def _handles_import_error(kind: ast.expr | None) -> bool:
     )
 
 
+def _above_machinery(frame: types.FrameType | None) -> types.FrameType | None:
+    """`frame`, or the first frame above it that is not the import machinery's or this file's."""
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<") or frame.f_code.co_filename == __file__
+        or frame.f_globals.get("__name__") == "importlib"
+    ):  # fmt: skip
+        frame = frame.f_back
+    return frame
+
+
 def _is_module_getattr(frame: types.FrameType) -> bool:
-    """Whether `frame` runs a module's own `__getattr__` (PEP 562's lazy attributes)."""
+    """Whether `frame` runs a module's own `__getattr__` (PEP 562's lazy attributes), also
+    behind a decorator that keeps `__wrapped__` (jaxtyping caches its own)."""
     own = frame.f_globals.get("__getattr__")
-    return frame.f_code.co_name == "__getattr__" and getattr(own, "__code__", None) is frame.f_code
+    if frame.f_code.co_name != "__getattr__" or own is None:
+        return False
+    return getattr(inspect.unwrap(own), "__code__", None) is frame.f_code
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):
@@ -176,16 +190,12 @@ class StandInFinder(importlib.abc.MetaPathFinder):
 
     def _importer(self) -> tuple[str, int] | None:
         """The file and line of the first frame above the import machinery."""
-        frame = sys._getframe(2)
-        while frame is not None and (
-            frame.f_code.co_filename.startswith("<") or frame.f_code.co_filename == __file__
-            or frame.f_globals.get("__name__") == "importlib"
-        ):  # fmt: skip
-            frame = frame.f_back
-        if frame is not None and _is_module_getattr(frame) and frame.f_back is not None:
-            # `from jaxtyping import Array` runs jaxtyping's module-level __getattr__,
-            # which imports jax: the import is made on behalf of the line that asked.
-            frame = frame.f_back
+        frame = _above_machinery(sys._getframe(2))
+        if frame is not None and _is_module_getattr(frame):
+            # `from jaxtyping import Array` runs jaxtyping's module-level __getattr__ (for a
+            # package, through the machinery's fromlist handling), which imports jax: the
+            # import is made on behalf of the line that asked.
+            frame = _above_machinery(frame.f_back)
         if frame is None:
             return None
         return frame.f_code.co_filename, frame.f_lineno

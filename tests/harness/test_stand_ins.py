@@ -37,7 +37,7 @@ SUBMISSION = {
         def annotated(x: DictConfig | None = None) -> list[DictConfig]:
             return []
         """,
-    "cs336_basics/shapes.py": "from fake_lazy import Array\n",
+    "cs336_basics/shapes.py": "from fake_lazy import Array, Float\n",
     "tests/adapters.py": "import cs336_basics\nfrom .helpers import x\n",
 }
 
@@ -82,8 +82,15 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
     library.mkdir()
     (library / "fake_library.py").write_text("import pynvml_x\n")
     # jaxtyping's way: a module-level __getattr__ imports jax when `Array` is asked for.
-    lazy = "def __getattr__(name):\n    import jax_x\n    return jax_x.Array\n"
-    (library / "fake_lazy.py").write_text(lazy)
+    # A package, as jaxtyping is: `from package import name` goes through the machinery's
+    # fromlist handling, a frame between the importing line and __getattr__.
+    # Cached, as jaxtyping's is.
+    lazy = (
+        "import functools\n@functools.cache\n"
+        "def __getattr__(name):\n    import jax_x\n    return jax_x.Array\n"
+    )
+    (library / "fake_lazy").mkdir()
+    (library / "fake_lazy" / "__init__.py").write_text(lazy)
     (library / "fake_library_lazy.py").write_text("from fake_lazy import Array\n")
     command = [sys.executable, "-c", PROBE, str(root), str(library)]
     report = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
