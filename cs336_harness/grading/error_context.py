@@ -10,6 +10,7 @@ student reads the cause beside the error, not a riddle that passes on their mach
 from __future__ import annotations
 
 import errno
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,13 @@ from pathlib import Path
 WRITABLE = (
     "in the grader's sandbox only the working directory (a copy of the submission), /tmp and "
     "/dev/shm are writable"
+)
+
+
+# A call the harness makes as upstream's tests do, by keyword, to an adapter whose
+# parameters were renamed (upstream's own tests would fail the same way).
+UNEXPECTED_KEYWORD = re.compile(
+    r"^((?:run|get)_\w+)\(\) got an unexpected keyword argument '(\w+)'"
 )
 
 
@@ -46,6 +54,13 @@ def note(error: BaseException) -> str:
         twin = _case_twin(error)
         if twin is not None:
             return f" (the folder holds {twin}: names of files are case-sensitive here)"
+    renamed = UNEXPECTED_KEYWORD.match(str(error)) if isinstance(error, TypeError) else None
+    if renamed is not None:
+        adapter, keyword = renamed.groups()
+        return (
+            f" (upstream's tests call {adapter} with {keyword}=...: an adapter keeps the "
+            f"parameter names of upstream's tests/adapters.py)"
+        )
     if isinstance(error, ImportError) and (error.name or "").partition(".")[0] == "torch":
         torch = sys.modules.get("torch")
         version = getattr(torch, "__version__", "?")

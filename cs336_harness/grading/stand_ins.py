@@ -4,9 +4,11 @@ A student's package often imports something no graded test needs: `import pynvml
 GPU-monitoring helper, `omegaconf` in a training script. Without this, that one line fails
 the import of the adapters and so every test, for code that upstream's own tests (run in
 the student's environment) pass. So in the worker an import that no finder can satisfy,
-made by the submission's own code, and not inside a `try` that handles ImportError (whose
-fallback is the code's own answer), gets a stand-in module: importing it, reading its
-attributes, subscripting them and subclassing them (`class Cfg(DictConfig)`) all work;
+made by the submission's own code (or by a library's module-level `__getattr__` that a
+submission's `from library import name` ran: jaxtyping's `Array` imports jax), and not
+inside a `try` that handles ImportError (whose fallback is the code's own answer), gets a
+stand-in module: importing it, reading its attributes, subscripting them and subclassing
+them (`class Cfg(DictConfig)`) all work;
 using anything it holds (calling, instantiating, iterating, testing its truth) raises
 `AbsentModuleError`, a ModuleNotFoundError naming the module, the file and line of the
 submission that imported it, and what the environment offers. Only the tests whose code
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 import importlib.abc
 import importlib.machinery
+import inspect
 import sys
 import types
 from functools import cache
@@ -160,6 +163,25 @@ def _handles_import_error(kind: ast.expr | None) -> bool:
     )
 
 
+def _above_machinery(frame: types.FrameType | None) -> types.FrameType | None:
+    """`frame`, or the first frame above it that is not the import machinery's or this file's."""
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<") or frame.f_code.co_filename == __file__
+        or frame.f_globals.get("__name__") == "importlib"
+    ):  # fmt: skip
+        frame = frame.f_back
+    return frame
+
+
+def _is_module_getattr(frame: types.FrameType) -> bool:
+    """Whether `frame` runs a module's own `__getattr__` (PEP 562's lazy attributes), also
+    behind a decorator that keeps `__wrapped__` (jaxtyping caches its own)."""
+    own = frame.f_globals.get("__getattr__")
+    if frame.f_code.co_name != "__getattr__" or own is None:
+        return False
+    return getattr(inspect.unwrap(own), "__code__", None) is frame.f_code
+
+
 class StandInFinder(importlib.abc.MetaPathFinder):
     """Last on `sys.meta_path`: asked only when no other finder knows a module."""
 
@@ -168,12 +190,12 @@ class StandInFinder(importlib.abc.MetaPathFinder):
 
     def _importer(self) -> tuple[str, int] | None:
         """The file and line of the first frame above the import machinery."""
-        frame = sys._getframe(2)
-        while frame is not None and (
-            frame.f_code.co_filename.startswith("<") or frame.f_code.co_filename == __file__
-            or frame.f_globals.get("__name__") == "importlib"
-        ):  # fmt: skip
-            frame = frame.f_back
+        frame = _above_machinery(sys._getframe(2))
+        if frame is not None and _is_module_getattr(frame):
+            # `from jaxtyping import Array` runs jaxtyping's module-level __getattr__ (for a
+            # package, through the machinery's fromlist handling), which imports jax: the
+            # import is made on behalf of the line that asked.
+            frame = _above_machinery(frame.f_back)
         if frame is None:
             return None
         return frame.f_code.co_filename, frame.f_lineno

@@ -64,6 +64,7 @@ def test_encode(case, adapters):
     vocab = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
     out = _outputs(case, adapters, texts)
     for text, got, want in zip(texts, out["encoded"], expected, strict=True):
+        assert not isinstance(got, dict), f"encode({text[:60]!r}) raised {got['error']}"
         assert got == want, (
             f"encode({text[:60]!r}) gives {len(got)} ids, the oracle {len(want)}; "
             + _first_difference(got, want, vocab)
@@ -76,6 +77,9 @@ def test_encode_iterable(case, adapters):
     vocab = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
     out = _outputs(case, adapters, texts)
     for text, got, want in zip(texts, out["iterable"], expected, strict=True):
+        assert not isinstance(got, dict), (
+            f"encode_iterable over the lines of {text[:60]!r} raised {got['error']}"
+        )
         assert got == want, (
             f"encode_iterable over the lines of {text[:60]!r} differs from encoding it whole; "
             + _first_difference(got, want, vocab)
@@ -100,4 +104,5 @@ def test_round_trip(case, adapters):
     texts = round_trip_texts(150, seed=case.id)
     out = _outputs(case, adapters, texts)
     for text, back in zip(texts, out["round_trip"], strict=True):
+        assert not isinstance(back, dict), f"decode(encode({text!r})) raised {back['error']}"
         assert back == text, f"decode(encode({text!r})) gives {back!r}"

@@ -20,6 +20,19 @@ def _trained(case, adapters):
     return dict(zip(out["ids"], tokens, strict=True)), merges
 
 
+def _ranges(ids: list[int]) -> str:
+    """[3, 4, 5, 9] -> '3…5, 9'."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(f"{a}…{b}" if b > a else str(a) for a, b in runs[:4]) + (
+        ", …" if len(runs) > 4 else ""
+    )
+
+
 def test_train_bpe_merges(case, adapters):
     _, expected = _expected(case)
     _, merges = _trained(case, adapters)
@@ -39,7 +52,11 @@ def test_train_bpe_merges(case, adapters):
 def test_train_bpe_vocab(case, adapters):
     tokens, _ = _expected(case)
     vocab, _ = _trained(case, adapters)
-    assert sorted(vocab) == list(range(len(vocab))), "the vocabulary's ids are not 0 … V−1"
+    gaps = sorted(set(range(len(vocab))) - set(vocab))
+    assert not gaps, (
+        f"the vocabulary's ids are not 0 … {len(vocab) - 1}: {_ranges(gaps)} missing, "
+        f"{_ranges(sorted(set(vocab) - set(range(len(vocab)))))} beyond them"
+    )
     missing = sorted(set(tokens) - set(vocab.values()))
     extra = sorted(set(vocab.values()) - set(tokens))
     assert not missing and not extra and len(vocab) == len(tokens), (

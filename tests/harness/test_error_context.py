@@ -24,6 +24,15 @@ def test_a_syntax_error_names_the_python():
     assert note(SyntaxError("invalid syntax")) == f" (the grader runs Python {version})"
 
 
+def test_an_adapter_whose_parameters_were_renamed_says_whose_names_count():
+    renamed = TypeError("run_get_batch() got an unexpected keyword argument 'dataset'")
+    assert note(renamed) == (
+        " (upstream's tests call run_get_batch with dataset=...: an adapter keeps the "
+        "parameter names of upstream's tests/adapters.py)"
+    )
+    assert note(TypeError("forward() got an unexpected keyword argument 'x'")) == ""
+
+
 def test_an_import_from_torch_names_its_version():
     error = ImportError("cannot import name 'FILE_LIKE'", name="torch.serialization")
     assert note(error).startswith(" (the grader runs torch 2.")

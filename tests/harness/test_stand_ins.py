@@ -37,6 +37,7 @@ SUBMISSION = {
         def annotated(x: DictConfig | None = None) -> list[DictConfig]:
             return []
         """,
+    "cs336_basics/shapes.py": "from fake_lazy import Array, Float\n",
     "tests/adapters.py": "import cs336_basics\nfrom .helpers import x\n",
 }
 
@@ -61,6 +62,8 @@ report["instance"] = outcome(lambda: m.Config())
 report["truth"] = outcome(lambda: bool(m.OmegaConf))
 sys.path.append(sys.argv[2])
 report["library"] = outcome(lambda: __import__("fake_library"))
+report["lazy_in_library"] = outcome(lambda: __import__("fake_library_lazy"))
+report["lazy"] = outcome(lambda: __import__("cs336_basics.shapes").shapes.Array())
 print(json.dumps(report))
 """
 
@@ -78,6 +81,17 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
     library = tmp_path / "site"  # an installed package's optional import
     library.mkdir()
     (library / "fake_library.py").write_text("import pynvml_x\n")
+    # jaxtyping's way: a module-level __getattr__ imports jax when `Array` is asked for.
+    # A package, as jaxtyping is: `from package import name` goes through the machinery's
+    # fromlist handling, a frame between the importing line and __getattr__.
+    # Cached, as jaxtyping's is.
+    lazy = (
+        "import functools\n@functools.cache\n"
+        "def __getattr__(name):\n    import jax_x\n    return jax_x.Array\n"
+    )
+    (library / "fake_lazy").mkdir()
+    (library / "fake_lazy" / "__init__.py").write_text(lazy)
+    (library / "fake_library_lazy.py").write_text("from fake_lazy import Array\n")
     command = [sys.executable, "-c", PROBE, str(root), str(library)]
     report = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     assert report["heapdict"] is None  # a try that handles ImportError keeps its fallback
@@ -89,13 +103,20 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
     assert "no module 'omegaconf'" in report["truth"]
     # An import made outside the submission (a library's) is Python's own failure.
     assert report["library"] == "No module named 'pynvml_x'"
+    # A library's lazy attribute imports on behalf of the line that asked for it.
+    assert "no module 'jax_x' (imported at cs336_basics/shapes.py:1)" in report["lazy"]
+    assert report["lazy_in_library"] == "No module named 'jax_x'"
 
 
 def test_the_grader_lists_the_absent_imports_from_the_source(tmp_path: Path):
     root = _write(tmp_path)
     found = [str(a) for a in absent_imports(root, site_packages())]
     # Not heapdict (optional), not os or torch (offered), not .helpers (relative: its own).
-    assert found == ["pynvml (cs336_basics/monitor.py:1)", "omegaconf (cs336_basics/monitor.py:2)"]
+    assert found == [
+        "pynvml (cs336_basics/monitor.py:1)",
+        "omegaconf (cs336_basics/monitor.py:2)",
+        "fake_lazy (cs336_basics/shapes.py:1)",
+    ]
 
 
 def test_what_the_messages_offer_is_what_the_environment_declares():

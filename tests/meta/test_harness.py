@@ -293,3 +293,27 @@ def test_a_family_marker_names_a_registered_family(pytester):
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
     result.stdout.fnmatch_lines(["*no test family 'ropee'*cs336_harness/families.py*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_tokenizer_method_that_raises_fails_its_own_test_alone(pytester):
+    # A real one: encode_iterable calls next() on the file first, which an empty file ends.
+    module = write_module(
+        pytester.path,
+        "from cs336_basics.tokenizer import Tokenizer\n"
+        "from tests.adapters import *  # noqa: F403\n"
+        "class FirstLineFirst(Tokenizer):\n"
+        "    def encode_iterable(self, iterable):\n"
+        "        lines = iter(iterable)\n"
+        "        text = next(lines)\n"
+        "        yield from self.encode(text + ''.join(lines))\n"
+        "def get_tokenizer(vocab, merges, special_tokens=None):\n"
+        "    return FirstLineFirst(vocab, merges, special_tokens)\n",
+    )
+    tokenizer_tests = str(FAMILIES / "test_tokenizer.py")
+    result = outcomes(
+        pytester.inline_run(tokenizer_tests, f"--adapters={module}", "-m", "not hardening")
+    )
+    failed = {k: v for k, v in result.items() if v}
+    assert failed and all(k.startswith("test_encode_iterable[") for k in failed), sorted(failed)
+    raised = "raised RuntimeError: generator raised StopIteration"
+    assert all(any(raised in line for line in v) for v in failed.values()), failed

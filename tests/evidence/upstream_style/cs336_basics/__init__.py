@@ -5,6 +5,7 @@ from cs336_basics.attention import (
     RotaryPositionalEmbedding,
     scaled_dot_product_attention,
 )
+from cs336_basics.bpe import train_bpe
 from cs336_basics.layers import Embedding, Linear, RMSNorm, SwiGLU, silu, softmax
 from cs336_basics.model import TransformerBlock, TransformerLM
 
@@ -20,4 +21,5 @@ __all__ = [
     "scaled_dot_product_attention",
     "silu",
     "softmax",
+    "train_bpe",
 ]

@@ -7,6 +7,8 @@ a forward pass, autograd on: the tests backpropagate through it to the inputs.
 
 from __future__ import annotations
 
+import os
+
 from torch import Tensor
 
 from cs336_basics import (
@@ -21,6 +23,7 @@ from cs336_basics import (
     scaled_dot_product_attention,
     silu,
     softmax,
+    train_bpe,
 )
 
 
@@ -161,6 +164,13 @@ def run_transformer_lm(
     )
     model.load_state_dict(weights)
     return model(in_indices)
+
+
+def run_train_bpe(
+    input_path: str | os.PathLike, vocab_size: int, special_tokens: list[str], **kwargs
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """The vocabulary and merges of byte-level BPE trained on ``input_path``."""
+    return train_bpe(input_path, vocab_size, special_tokens)
 
 
 def run_rmsnorm(d_model: int, eps: float, weights: Tensor, in_features: Tensor) -> Tensor:
