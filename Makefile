@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading
+.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading test-grading-together test-grading-alone
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -42,8 +42,18 @@ handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=di
 	@test -n "$(DEST)" || { echo "usage: make handout DEST=dir"; exit 2; }
 	$(UV) run python -m cs336_harness.grading.handout $(DEST)
 
-test-grading:  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
-	$(UV) run pytest -m grading tests/grading
+test-grading: test-grading-together test-grading-alone  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
+
+# Most of them wait on time-outs and processes as much as they compute: two files at a time
+# (GRADING_WORKERS), each file on one worker, so its grading runs are made once. Those whose verdicts
+# need a quiet host (marked `alone`: load, wall-clock caps, deadlines) after, one at a time.
+GRADING_WORKERS ?= 2
+test-grading-together:  ## the grader's tests that may run beside others, two files at a time [GRADING_WORKERS=2]
+	$(UV) run pytest -m "grading and not alone" -p xdist -n $(GRADING_WORKERS) --dist loadfile \
+	  tests/grading
+
+test-grading-alone:  ## the grader's tests that need a quiet host, one at a time
+	$(UV) run pytest -m "grading and alone" tests/grading
 
 train:  ## train a small byte-level LM on Shakespeare (minutes; configs/train_small.toml)
 	$(UV) run cs336-train --config configs/train_small.toml

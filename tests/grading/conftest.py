@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import shutil
@@ -11,11 +12,13 @@ import subprocess
 import sys
 import threading
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 from cs336_harness.grading import cgroups
 from cs336_harness.paths import REPO_ROOT
@@ -72,6 +75,27 @@ def grade(
         preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
     )
     return GradingRun(done.returncode, done.stdout, done.stderr, out)
+
+
+def once_per_session(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], GradingRun]
+) -> GradingRun:
+    """`make(folder)` once for the whole test session, even when pytest-xdist spreads the
+    files that read it over several workers (`make test-grading-together`): the first worker
+    makes it under a file lock, in a folder all of them share, and the others read its
+    outcome back (xdist's own advice for a session fixture's single execution)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return make(tmp_path_factory.mktemp(name))
+    folder = tmp_path_factory.getbasetemp().parent / name
+    saved = folder / "grading-run.json"
+    with FileLock(f"{folder}.lock"):
+        if saved.exists():
+            fields = json.loads(saved.read_text())
+            return GradingRun(**fields | {"out": Path(fields["out"])})
+        folder.mkdir()
+        run = make(folder)
+        saved.write_text(json.dumps(dataclasses.asdict(run) | {"out": str(run.out)}))
+        return run
 
 
 def without_bwrap(tmp_path: Path) -> dict[str, str]:
@@ -233,7 +257,11 @@ def correct_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     fused ops, an upstream-style one, one hiding a forbidden call, one written against
     upstream's calls alone (`upstream_shapes`) and a small one whose own package is wrong in
     softmax (`wrong_package`)."""
-    root = tmp_path_factory.mktemp("correct") / "submissions"
+    return once_per_session(tmp_path_factory, "correct", _grade_correct_batch)
+
+
+def _grade_correct_batch(folder: Path) -> GradingRun:
+    root = folder / "submissions"
     synthetic.write_submission(root / "from_scratch", synthetic.CORRECT)
     (root / "fused" / "tests").mkdir(parents=True)
     shutil.copyfile(REPO_ROOT / "tests" / "evidence" / "fused.py", root / "fused/tests/adapters.py")

@@ -22,6 +22,10 @@ from tests.grading.conftest import (
     statuses,
 )
 
+# Its verdicts depend on a quiet host (load, wall-clock caps, deadlines): `make
+# test-grading` runs it after the others, alone.
+pytestmark = pytest.mark.alone
+
 
 def _points_lost(run: GradingRun, name: str) -> float:
     results = run.results(name)

@@ -22,8 +22,6 @@ import pytest
 from tests.grading import synthetic
 from tests.grading.conftest import family_statuses, grade
 
-pytestmark = pytest.mark.grading
-
 # Standard-library modules that the judge, its test processes or the fixture draw import
 # after start-up (found by planting them against the version that ran them); `readline`
 # and `pdb` come with pytest's debugging plugin, `xml` with its JUnit writer.
