@@ -276,6 +276,17 @@ MISTAKES.append(
 
 MISTAKES.append(
     Mistake(
+        "clipping_epsilon_inside_sqrt",
+        "the norm is sqrt(sum of squares + 1e-6), the epsilon under the square root (about "
+        "1e-3 where gradients are tiny); it is sqrt(sum of every gradient's squares), and the "
+        "1e-6 goes in max / (norm + 1e-6)",
+        {"gradient_clipping": _clipping(lambda gs: math.sqrt(_l2(gs) ** 2 + 1e-6))},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
         "clipping_l1_norm",
         "the norm is the sum of absolute values (L1); it is the L2 norm, "
         "sqrt(sum of every gradient's squares)",
