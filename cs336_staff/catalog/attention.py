@@ -110,30 +110,78 @@ def _scaled_q(c: NumpyCase, d_k: int) -> np.ndarray:
     return f64(c.inputs["Q"]) * math.sqrt(d_k)
 
 
-def _attention_unscaled(c: NumpyCase) -> np.ndarray:
-    q = c.inputs["Q"]
-    return oracle.scaled_dot_product_attention(
-        _scaled_q(c, q.shape[-1]), c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
-    )
+# float32 rounds a dot product to about 2⁻²⁴ of its terms: a relative jitter of the queries
+# this size stands for that rounding, a few times over.
+FLOAT32_JITTER = 1e-6
+# Where the jitter moves an output element by more than this (relative, and absolute near
+# 0), a float32 implementation's value is a draw rather than a value: half the tightest
+# tolerance of the attention families (5e-6).
+UNSTABLE = 2.5e-6
 
 
-def _unscaled(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
-    """A block whose scores come out unscaled from the oracle, which divides them by √d_k:
-    its query projection times √d_k (RoPE is linear, so it commutes with the factor)."""
-    q = block["attn.q_proj.weight"]
-    return dict(block) | {"attn.q_proj.weight": f64(q) * math.sqrt(q.shape[0] // num_heads)}
+def _jittered(q: np.ndarray, jitter: float) -> np.ndarray:
+    noise = np.random.default_rng(0).standard_normal(np.shape(q))  # fixed: one answer per case
+    return f64(q) * (1.0 + jitter * noise)
+
+
+def _conditioned(variant: Callable[[NumpyCase, float], np.ndarray | None]) -> Variant:
+    """`variant(case, jitter)`, its elements that the queries' jitter moves by more than
+    UNSTABLE masked (left out of the fingerprint); None where that is every element."""
+
+    def conditioned(c: NumpyCase) -> np.ndarray | None:
+        out, moved = variant(c, 0.0), variant(c, FLOAT32_JITTER)
+        if out is None or moved is None:
+            return None
+        unstable = np.abs(moved - out) > UNSTABLE * (1.0 + np.abs(out))
+        if unstable.all():
+            return None
+        return np.ma.masked_array(out, unstable) if unstable.any() else out
+
+    return conditioned
+
+
+def _queries_times(factor: Callable[[int], float], families: tuple[str, ...]) -> dict[str, Variant]:
+    """Variants of scores that come out of the oracle, which divides them by √d_k, times
+    `factor(d_k)` / √d_k: the queries, or the query projection, times `factor(d_k)` (RoPE is
+    linear, so it commutes with the factor), jittered and conditioned (`_conditioned`)."""
+
+    def attention(c: NumpyCase, jitter: float) -> np.ndarray:
+        q = _jittered(c.inputs["Q"], jitter)
+        return oracle.scaled_dot_product_attention(
+            q * factor(q.shape[-1]), c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
+        )
+
+    def change(jitter: float):
+        def changed(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
+            q = block["attn.q_proj.weight"]
+            return dict(block) | {
+                "attn.q_proj.weight": _jittered(q, jitter) * factor(q.shape[0] // num_heads)
+            }
+
+        return changed
+
+    def assembled(family: str) -> Callable[[NumpyCase, float], np.ndarray | None]:
+        if family in (MHA, MHA_ROPE):
+            return lambda c, jitter: mha_block_change(change(jitter))(c)
+        return lambda c, jitter: block_change(change(jitter))[family](c)
+
+    return {
+        family: _conditioned(
+            attention if family == "scaled_dot_product_attention" else assembled(family)
+        )
+        for family in families
+    }
 
 
 MISTAKES.append(
     Mistake(
         "attention_unscaled",
         "attention scores are not divided by sqrt(d_k)",
-        {
-            "scaled_dot_product_attention": _attention_unscaled,
-            MHA: mha_block_change(_unscaled),
-            MHA_ROPE: mha_block_change(_unscaled),
-        }
-        | block_change(_unscaled),
+        # Scores √d_k times too large sharpen the softmax, and a model's layers stack it: a
+        # float32 model parts from the float64 variant where two scores nearly tie (by 1.17
+        # times the tolerance, 3 logits of a two-layer model on seed 3009 of the sweep):
+        # those elements are masked, as for scores times √d_k below.
+        _queries_times(math.sqrt, ("scaled_dot_product_attention", MHA, MHA_ROPE, BLOCK, *LM)),
     )
 )
 
@@ -842,55 +890,6 @@ MISTAKES.append(
 )
 
 
-# float32 rounds a dot product to about 2⁻²⁴ of its terms: a relative jitter of the queries
-# this size stands for that rounding, a few times over.
-FLOAT32_JITTER = 1e-6
-# Where the jitter moves an output element by more than this (relative, and absolute near
-# 0), a float32 implementation's value is a draw rather than a value: half the tightest
-# tolerance of the attention families (5e-6).
-UNSTABLE = 2.5e-6
-
-
-def _jittered(q: np.ndarray, jitter: float) -> np.ndarray:
-    noise = np.random.default_rng(0).standard_normal(np.shape(q))  # fixed: one answer per case
-    return f64(q) * (1.0 + jitter * noise)
-
-
-def _conditioned(variant: Callable[[NumpyCase, float], np.ndarray | None]) -> Variant:
-    """`variant(case, jitter)`, its elements that the queries' jitter moves by more than
-    UNSTABLE masked (left out of the fingerprint); None where that is every element."""
-
-    def conditioned(c: NumpyCase) -> np.ndarray | None:
-        out, moved = variant(c, 0.0), variant(c, FLOAT32_JITTER)
-        if out is None or moved is None:
-            return None
-        unstable = np.abs(moved - out) > UNSTABLE * (1.0 + np.abs(out))
-        if unstable.all():
-            return None
-        return np.ma.masked_array(out, unstable) if unstable.any() else out
-
-    return conditioned
-
-
-def _attention_times_sqrt_d_k(c: NumpyCase, jitter: float) -> np.ndarray:
-    q = _jittered(c.inputs["Q"], jitter)
-    return oracle.scaled_dot_product_attention(
-        q * q.shape[-1], c.inputs["K"], c.inputs["V"], c.inputs.get("mask")
-    )
-
-
-def _times_sqrt_d_k(jitter: float):
-    def change(block: Mapping[str, np.ndarray], num_heads: int) -> dict[str, np.ndarray]:
-        """A block whose scores the oracle divides by √d_k come out times √d_k: the query
-        projection times d_k (jittered)."""
-        q = block["attn.q_proj.weight"]
-        return dict(block) | {
-            "attn.q_proj.weight": _jittered(q, jitter) * (q.shape[0] // num_heads)
-        }
-
-    return change
-
-
 MISTAKES.append(
     Mistake(
         "attention_multiplied_by_sqrt_d_k",
@@ -899,12 +898,7 @@ MISTAKES.append(
         # output parts from the float64 one where two scores nearly tie: those elements are
         # masked (seeds 3 and 7 of the sweep, a model's and a block's). Not the LMs': stacked,
         # the saturated softmax can equal attention_unscaled's output (seeds 6 and 7).
-        {
-            "scaled_dot_product_attention": _conditioned(_attention_times_sqrt_d_k),
-            MHA: _conditioned(lambda c, j: mha_block_change(_times_sqrt_d_k(j))(c)),
-            MHA_ROPE: _conditioned(lambda c, j: mha_block_change(_times_sqrt_d_k(j))(c)),
-            BLOCK: _conditioned(lambda c, j: block_change(_times_sqrt_d_k(j))[BLOCK](c)),
-        },
+        _queries_times(lambda d_k: d_k, ("scaled_dot_product_attention", MHA, MHA_ROPE, BLOCK)),
     )
 )
 
