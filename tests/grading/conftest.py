@@ -140,21 +140,27 @@ MISBEHAVING = {
     "cheats": synthetic.CHEATS,
 }
 # Attacks on the verdict: each is wrong in softmax and tries to get its point anyway.
-ATTACKS = (
+# Those the judge stops out of process, whatever confines the worker (docs/grading.md, the
+# first row of the tiers' table), ...
+JUDGE_ATTACKS = (
     "patches_comparison",
     "patches_pytest",
-    "reads_fixtures",
     "reads_caller",
     "forges_records",
     "lying_values",
+    "huge_reply",
+)
+# ... and those the sandbox stops, each tier its own way.
+SANDBOX_ATTACKS = (
+    "reads_fixtures",
     "kills_grader",
     "outlives",
     "writes_outside",
     "raids_neighbour",
     "phones_home",
-    "huge_reply",
     "links",
 )
+ATTACKS = JUDGE_ATTACKS + SANDBOX_ATTACKS
 HOSTILE = [*MISBEHAVING, *ATTACKS, "victim"]
 
 
@@ -211,7 +217,13 @@ def write_hostile(root: Path, listener: Listener) -> None:
     }
     for name, submission in (MISBEHAVING | attacks).items():
         synthetic.write_submission(submissions / name, submission)
-    package = submissions / "links" / "cs336_basics"
+    plant_links(submissions / "links", fixtures)
+
+
+def plant_links(submission: Path, fixtures: Path) -> None:
+    """The `links` attack's link to the stored fixtures, and a FIFO beside it (which would
+    block a naive copy), in its package."""
+    package = submission / "cs336_basics"
     (package / "answers").symlink_to(fixtures, target_is_directory=True)
     os.mkfifo(package / "pipe")
 

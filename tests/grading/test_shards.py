@@ -16,7 +16,6 @@ CLASS = {
     "alice": synthetic.CORRECT,
     "bob": synthetic.WRONG_SOFTMAX,
     "carol": synthetic.NOT_IMPLEMENTED,
-    "dave": synthetic.CORRECT,
     "erin": synthetic.IMPORT_ERROR,
 }
 SHARDS = 3

@@ -1,6 +1,7 @@
 """The sandbox's second tier, a user of its own without namespaces (`user_isolation`), as a
 Docker container with default capabilities (Gradescope's) gets it: the attacks on the
-verdict, graded from an unpacked autograder whose oracle setup.sh closed to other users,
+verdict that the sandbox stops (the judge stops the others out of process, whatever the
+tier), graded from an unpacked autograder whose oracle setup.sh closed to other users,
 earn nothing, write nothing outside, and leave nothing running; correct submissions keep
 every point. What only namespaces stop is asserted to happen (it connects out), so that the
 docs' list of what this tier does not stop is checked too."""
@@ -18,13 +19,14 @@ import pytest
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
 from tests.grading.conftest import (
-    ATTACKS,
     MEMORY_LIMIT,
+    SANDBOX_ATTACKS,
     TEST_TIMEOUT,
     GradingRun,
     Listener,
     family_statuses,
     grade,
+    plant_links,
     statuses,
 )
 
@@ -55,13 +57,10 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
     listener = Listener()
     submissions = root / "submissions"
     fixtures = REPO_ROOT / "tests" / "fixtures"
+    # The attacks the sandbox stops: those the judge stops out of process are stopped the
+    # same whatever the tier, and the bubblewrap batch and the unconfined run grade them.
     attacks = {
-        "patches_comparison": synthetic.PATCHES_COMPARISON,
-        "patches_pytest": synthetic.PATCHES_PYTEST,
         "reads_fixtures": synthetic.reads_fixtures(fixtures),
-        "reads_caller": synthetic.READS_CALLER,
-        "forges_records": synthetic.FORGES_RECORDS,
-        "lying_values": synthetic.LYING_VALUES,
         "kills_grader": synthetic.KILLS_GRADER,
         "outlives": synthetic.OUTLIVES,
         "writes_outside": synthetic.writes_outside(
@@ -69,12 +68,12 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
         ),
         "raids_neighbour": synthetic.raids_neighbour(submissions / "victim"),
         "phones_home": synthetic.phones_home(listener.port),
-        "huge_reply": synthetic.HUGE_REPLY,
         "links": synthetic.LINKS,
     }
-    assert set(attacks) == set(ATTACKS)
+    assert set(attacks) == set(SANDBOX_ATTACKS)
     for name, submission in {**attacks, "victim": synthetic.CORRECT}.items():
         synthetic.write_submission(submissions / name, submission)
+    plant_links(submissions / "links", fixtures)
     # The container's capabilities, so that the grader itself finds namespaces refused and
     # chooses the tier (no --sandbox option).
     run = grade(
@@ -109,16 +108,15 @@ def test_a_correct_submission_keeps_every_point(batch: Batch):
 NEEDS_NAMESPACES = ("phones_home",)
 
 
-@pytest.mark.parametrize("name", [a for a in ATTACKS if a not in NEEDS_NAMESPACES])
+@pytest.mark.parametrize("name", [a for a in SANDBOX_ATTACKS if a not in NEEDS_NAMESPACES])
 def test_an_attack_earns_nothing_for_what_it_attacks(batch: Batch, name: str):
     results = batch.run.results(name)
-    attacked = {"softmax", "silu"} if name == "lying_values" else {"softmax"}
-    assert all(family_statuses(results, f) - {"passed"} for f in attacked), name
-    assert results["max_score"] - results["score"] == len(attacked)
+    assert family_statuses(results, "softmax") - {"passed"}, name
+    assert results["max_score"] - results["score"] == 1
     assert all(
         t["extra_data"]["status"] == "passed"
         for t in results["tests"]
-        if t["extra_data"]["family"] not in attacked
+        if t["extra_data"]["family"] != "softmax"
     )
 
 
