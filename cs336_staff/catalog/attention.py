@@ -942,3 +942,258 @@ MISTAKES.append(
         {"rope": _rope_inverted},
     )
 )
+
+
+def _rotate_at(
+    x: np.ndarray,
+    positions: np.ndarray,
+    frequencies: np.ndarray,
+    *,
+    pairs: str = "interleaved",
+) -> np.ndarray:
+    """RoPE with pair k turning at `frequencies[k]`: pairs (x[2k], x[2k+1]), or with
+    `pairs="half_interleaved"` the rotate-half pairs (x[i], x[i + d_k/2]) while element i
+    turns at frequency i // 2 (cos and sin repeat_interleave'd, the interleaved layout)."""
+    x = f64(x)
+    d_k = x.shape[-1]
+    pos = np.broadcast_to(positions, x.shape[:-1]).astype(np.float64)
+    angle = pos[..., None] * frequencies
+    if pairs == "half_interleaved":
+        angle = np.repeat(angle, 2, axis=-1)
+        a, b = x[..., : d_k // 2], x[..., d_k // 2 :]
+        return x * np.cos(angle) + np.concatenate([-b, a], -1) * np.sin(angle)
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+
+
+def _frequencies(d_k: int, theta: float) -> np.ndarray:
+    return float(theta) ** (-2.0 * np.arange(d_k // 2) / d_k)
+
+
+def _rope_mistake(frequencies, pairs: str = "interleaved", attention: bool = True):
+    """Variants of a RoPE whose pair k turns at `frequencies(d_k, theta)[k]`: in RoPE, and
+    (`attention`) wherever attention rotates its queries and keys."""
+
+    def rope(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
+        return _rotate_at(x, positions, frequencies(np.shape(x)[-1], theta), pairs=pairs)
+
+    families = (MHA_ROPE, BLOCK, *LM) if attention else ()
+    return {"rope": _rope_part(rope)} | everywhere(Parts(rope=rope), families)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_angles_in_degrees",
+        "RoPE converts its angles from degrees (× π/180, torch.deg2rad); p · Θ^(-2k/d_k) is "
+        "already in radians, as cos and sin take it",
+        _rope_mistake(lambda d_k, theta: _frequencies(d_k, theta) * math.pi / 180.0),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_frequencies_from_one",
+        "RoPE counts its pairs from 1, Θ^(-2k/d_k) for k = 1 … d_k/2; pair k turns at "
+        "Θ^(-2k/d_k) for k = 0 … d_k/2 - 1 (the first pair at frequency 1)",
+        _rope_mistake(lambda d_k, theta: float(theta) ** (-2.0 * (np.arange(d_k // 2) + 1) / d_k)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_frequencies_all_one",
+        "every RoPE pair turns at frequency 1: the exponent 2k/d_k computed with integer "
+        "division (2 * k // d_k) is 0; it is a fraction, Θ^(-2k/d_k)",
+        _rope_mistake(lambda d_k, theta: np.ones(d_k // 2)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_exponent_precedence",
+        "RoPE's frequencies are Θ ** -2 * k / d_k, that is Θ^-2 · k / d_k (an operator "
+        "precedence slip), so the angles are tiny and the output is nearly x, as with no RoPE "
+        "at all; they are Θ ** (-2 * k / d_k)",
+        # In attention the angles left are too small to tell from no RoPE at all.
+        _rope_mistake(
+            lambda d_k, theta: float(theta) ** -2.0 * np.arange(d_k // 2) / d_k, attention=False
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_half_pairs_interleaved_frequencies",
+        'RoPE pairs x[i] with x[i + d_k/2] ("rotate half") while its cos and sin repeat each '
+        "frequency twice (repeat_interleave, the interleaved layout); this assignment pairs "
+        "x[2k] with x[2k+1], both at frequency k",
+        _rope_mistake(_frequencies, pairs="half_interleaved"),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "rope_on_keys_only",
+        "RoPE rotates the keys but not the queries; both are rotated",
+        {MHA_ROPE: lambda c: mha_with(c, rotated=("k",))},
+    )
+)
+
+
+def _scaled_after_softmax(q, k, v, mask) -> np.ndarray:
+    d_k = np.shape(q)[-1]
+    unscaled = oracle.scaled_dot_product_attention(f64(q) * math.sqrt(d_k), k, v, mask)
+    return unscaled / math.sqrt(d_k)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_after_softmax",
+        "the 1/sqrt(d_k) scale is applied after the softmax (to the probabilities, the values "
+        "or the output), so the softmax sees unscaled scores; scale the scores before it: "
+        "softmax(Q Kᵀ / sqrt(d_k)) V",
+        {"scaled_dot_product_attention": _sdpa(_scaled_after_softmax)}
+        | everywhere(Parts(attention=_scaled_after_softmax)),
+    )
+)
+
+
+def _scaled_by_num_keys(q, k, v, mask) -> np.ndarray:
+    q = f64(q) * math.sqrt(np.shape(q)[-1]) / math.sqrt(np.shape(k)[-2])
+    return oracle.scaled_dot_product_attention(q, k, v, mask)
+
+
+def _sequence(c: NumpyCase) -> int:
+    """The sequence length of a self-attention family's case (the block's, the LMs')."""
+    x = c.inputs.get("in_features")
+    return c.inputs["in_indices"].shape[-1] if x is None else x.shape[-2]
+
+
+def _where(
+    shows: Callable[[NumpyCase], bool], variants: Mapping[str, Variant]
+) -> dict[str, Variant]:
+    """`variants`, None on the cases where `shows(case)` is False."""
+    return {
+        family: (lambda v: lambda c: v(c) if shows(c) else None)(variant)
+        for family, variant in variants.items()
+    }
+
+
+def _num_keys_shows(c: NumpyCase) -> bool:
+    """Whether √(number of keys) differs from the right scale (√d_k), from no scale (one key,
+    whose weight is 1 at any scale) and from the scales other entries name (d_k, √d_v,
+    √d_model)."""
+    if c.family == "scaled_dot_product_attention":
+        keys, d_k, d_v = c.inputs["K"].shape[-2], c.inputs["Q"].shape[-1], c.inputs["V"].shape[-1]
+        return keys not in (1, d_k, d_k**2, d_v)
+    d_model = c.params["d_model"]
+    d_k = d_model // c.params["num_heads"]
+    return _sequence(c) not in (1, d_k, d_k**2, d_model)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_scaled_by_sqrt_num_keys",
+        "attention scores are divided by sqrt of the number of keys (K.shape[-2]); they are "
+        "divided by sqrt(d_k), the keys' width: K.shape[-1]",
+        _where(
+            _num_keys_shows,
+            {"scaled_dot_product_attention": _sdpa(_scaled_by_num_keys)}
+            | everywhere(Parts(attention=_scaled_by_num_keys)),
+        ),
+    )
+)
+
+
+def _mask_replaced_by_causal(c: NumpyCase) -> np.ndarray | None:
+    q, k, mask = c.inputs["Q"], c.inputs["K"], c.inputs.get("mask")
+    causal = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
+    if mask is not None and np.all(mask == causal):
+        return None
+    return oracle.scaled_dot_product_attention(q, k, c.inputs["V"], causal)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_mask_replaced_by_causal",
+        "attention builds a causal mask of its own and ignores the mask it is given; apply "
+        "the mask argument as it is (None: every query attends every key)",
+        {"scaled_dot_product_attention": _mask_replaced_by_causal},
+    )
+)
+
+
+def _last_query_masked(variants: Mapping[str, Variant]) -> dict[str, Variant]:
+    """`variants` with the last position's output left out of the fingerprint: under a mask
+    that hides every key from it, an implementation gives it zeros or NaN (0/0), both
+    common."""
+
+    def masked(variant: Variant) -> Variant:
+        def masked_variant(c: NumpyCase) -> np.ndarray | None:
+            out = variant(c)
+            if out is None:
+                return None
+            hidden = np.zeros(np.shape(out), dtype=bool)
+            hidden[..., -1, :] = True
+            return np.ma.masked_array(out, hidden)
+
+        return masked_variant
+
+    return {family: masked(variant) for family, variant in variants.items()}
+
+
+_strict_upper = everywhere(Parts(mask=lambda seq: np.triu(np.ones((seq, seq), dtype=bool), 1)))
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_causal_mask_strict_upper_triangle",
+        "the causal mask is torch.triu(..., diagonal=1), the positions to hide, used as the "
+        "positions to keep: query i attends keys i+1 … seq-1 and the last none; the keys to "
+        "keep are the lower triangle, tril: keys 0 … i",
+        # The last query sees no key: an implementation gives it zeros or NaN, so that row is
+        # left out of the fingerprint; not in the LMs, where a NaN row reaches every position
+        # of the next layer: there the zeros are named.
+        _last_query_masked({f: v for f, v in _strict_upper.items() if f not in LM})
+        | {f: v for f, v in _strict_upper.items() if f in LM},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_causal_mask_offset_by_one",
+        "the causal mask is torch.tril(..., diagonal=1), so query i also attends key i+1, the "
+        "next position; query i attends keys 0 … i: tril with diagonal=0",
+        # Up to two positions that mask hides nothing: no mask, or (one) the correct output.
+        _where(
+            lambda c: _sequence(c) > 2,
+            everywhere(Parts(mask=lambda seq: np.tril(np.ones((seq, seq), dtype=bool), 1))),
+        ),
+    )
+)
+
+
+def _keys_from_query_projection(block: Mapping[str, np.ndarray], _: int) -> dict[str, np.ndarray]:
+    return dict(block) | {"attn.k_proj.weight": block["attn.q_proj.weight"]}
+
+
+MISTAKES.append(
+    Mistake(
+        "attention_keys_from_query_projection",
+        "the keys are projected with q_proj's weight (a copy-paste: k = x W_qᵀ); k = x W_kᵀ",
+        {
+            MHA: mha_block_change(_keys_from_query_projection),
+            MHA_ROPE: mha_block_change(_keys_from_query_projection),
+        }
+        | block_change(_keys_from_query_projection),
+    )
+)

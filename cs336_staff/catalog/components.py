@@ -541,7 +541,8 @@ def _swiglu_gelu_gate(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndar
 MISTAKES.append(
     Mistake(
         "swiglu_gelu_gate",
-        "SwiGLU gates with GELU (GEGLU); SwiGLU gates with SiLU: w2(silu(w1 x) * w3 x)",
+        "SwiGLU gates with GELU (GEGLU, or a SiLU that computes GELU); SwiGLU gates with "
+        "SiLU: w2(silu(w1 x) * w3 x)",
         {"swiglu": lambda c: _swiglu_with(_swiglu_gelu_gate, c)}
         | everywhere(Parts(ffn=_swiglu_gelu_gate), (BLOCK, *LM)),
     )
@@ -773,5 +774,290 @@ MISTAKES.append(
         "RMSNorm takes the mean of x² over dim=1, the sequence of a (batch, seq, d_model) "
         "input; each vector is normalised over its own d_model entries: dim=-1",
         {"rmsnorm": _rmsnorm_dim_1},
+    )
+)
+
+
+def _gated_by(activation):
+    """SwiGLU with `activation` in the gate's place: w2(activation(w1 x) * w3 x)."""
+
+    def ffn(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> np.ndarray:
+        return oracle.linear(activation(oracle.linear(x, w1)) * oracle.linear(x, w3), w2)
+
+    return ffn
+
+
+def _silu_mistake(activation) -> dict[str, Variant]:
+    """Variants of a mistaken SiLU: in SiLU itself, in SwiGLU's gate, and in every
+    feed-forward of the block and the LMs."""
+    ffn = _gated_by(activation)
+    return {
+        "silu": lambda c: activation(f64(c.inputs["in_features"])),
+        "swiglu": lambda c: _swiglu_with(ffn, c),
+    } | everywhere(Parts(ffn=ffn), (BLOCK, *LM))
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_doubled",
+        "SiLU returns 2 · x · sigmoid(x), twice its value; SiLU is x · sigmoid(x)",
+        _silu_mistake(lambda x: 2.0 * oracle.silu(x)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_applied_twice",
+        "SiLU is applied twice, silu(silu(x)) (a SiLU called on what is already activated); "
+        "SiLU is x · sigmoid(x), applied once",
+        _silu_mistake(lambda x: oracle.silu(oracle.silu(x))),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_sigmoid_squared",
+        "SiLU multiplies by the sigmoid twice, x · sigmoid(x) · sigmoid(x); SiLU is x · sigmoid(x)",
+        _silu_mistake(lambda x: f64(x) * sigmoid(f64(x)) ** 2),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "silu_is_gelu",
+        "SiLU returns GELU(x) (F.gelu); SiLU is x · sigmoid(x) (F.silu)",
+        # In SwiGLU and everything built on it, the output of swiglu_gelu_gate, which names it.
+        {"silu": lambda c: oracle.gelu(f64(c.inputs["in_features"]))},
+    )
+)
+
+
+def _ffn_mistake(ffn) -> dict[str, Variant]:
+    """Variants of a mistaken SwiGLU: in SwiGLU itself and in every feed-forward of the
+    block and the LMs."""
+    return {"swiglu": lambda c: _swiglu_with(ffn, c)} | everywhere(Parts(ffn=ffn), (BLOCK, *LM))
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_sum_not_product",
+        "SwiGLU adds its two branches, w2(silu(w1 x) + w3 x); the gate multiplies them "
+        "elementwise: w2(silu(w1 x) * w3 x)",
+        _ffn_mistake(
+            lambda x, w1, w2, w3: oracle.linear(
+                oracle.silu(oracle.linear(x, w1)) + oracle.linear(x, w3), w2
+            )
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_silu_of_product",
+        "SwiGLU applies SiLU to the product of its branches, w2(silu(w1 x * w3 x)); only the "
+        "gate is activated: w2(silu(w1 x) * w3 x)",
+        _ffn_mistake(
+            lambda x, w1, w2, w3: oracle.linear(
+                oracle.silu(oracle.linear(x, w1) * oracle.linear(x, w3)), w2
+            )
+        ),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_without_silu",
+        "SwiGLU leaves out the SiLU, w2(w1 x * w3 x); the gate is activated: w2(silu(w1 x) * w3 x)",
+        _ffn_mistake(_gated_by(f64)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_w1_for_both_branches",
+        "SwiGLU uses w1 for both branches, w2(silu(w1 x) * w1 x), and never w3; the second "
+        "branch is w3 x: w2(silu(w1 x) * w3 x)",
+        _ffn_mistake(
+            lambda x, w1, w2, w3: oracle.linear(
+                oracle.silu(oracle.linear(x, w1)) * oracle.linear(x, w1), w2
+            )
+        ),
+    )
+)
+
+
+def _norm_mistake(norm) -> dict[str, Variant]:
+    """Variants of a mistaken RMSNorm: in the norm itself and in every norm of the block
+    and the LMs."""
+    return {"rmsnorm": _rmsnorm_with(norm)} | everywhere(Parts(norm=norm), (BLOCK, *LM))
+
+
+def _unless_unit_gain(variant: Variant) -> Variant:
+    """`variant`, None where the gain is all ones (a mistake in where it multiplies cannot
+    show)."""
+    return lambda c: None if np.all(c.weights["weight"] == 1) else variant(c)
+
+
+def _scaled_input_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    y = f64(x) * f64(gain)
+    return y / np.sqrt(np.mean(y**2, -1, keepdims=True) + eps)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_normalises_scaled_input",
+        "RMSNorm multiplies by the gain first and normalises the product, (x · g) / RMS(x · g); "
+        "the RMS is x's own: x / sqrt(mean(x²) + eps) · g",
+        _norm_mistake(_scaled_input_norm)
+        | {"rmsnorm": _unless_unit_gain(_rmsnorm_with(_scaled_input_norm))},
+    )
+)
+
+
+def _variance_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    x = f64(x)
+    return x / np.sqrt(np.var(x, -1, ddof=1, keepdims=True) + eps) * f64(gain)
+
+
+def _full_precision(variant: Variant) -> Variant:
+    """`variant` on float32 cases; None on a half-precision one."""
+    return lambda c: None if c.params.get("dtype") in ("bfloat16", "float16") else variant(c)
+
+
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_by_variance",
+        "RMSNorm divides by sqrt(x.var(-1) + eps), the variance (centred, over d_model - 1) "
+        "where the mean square belongs; it divides by sqrt(mean(x²) + eps)",
+        # In half precision d/(d-1) and the mean's square nearly cancel (by 1/d_model on
+        # average): the output stays within bfloat16's one-ulp tolerance, and often float16's.
+        _norm_mistake(_variance_norm) | {"rmsnorm": _full_precision(_rmsnorm_with(_variance_norm))},
+    )
+)
+
+
+def _rmsnorm_eps_fixed(value: float) -> Variant:
+    def variant(c: NumpyCase) -> np.ndarray | None:
+        if c.params["eps"] == value:
+            return None
+        return oracle.rmsnorm(c.inputs["in_features"], c.weights["weight"], value)
+
+    return variant
+
+
+# 1e-6 is the other eps students hard-code (LLaMA's). A smaller one is lost against any
+# mean square float32 holds to its precision, which rmsnorm_without_eps names.
+MISTAKES.append(
+    Mistake(
+        "rmsnorm_eps_ignored_1e_6",
+        "RMSNorm ignores the eps it is given and uses 1e-6; it adds the eps argument: "
+        "x / sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_eps_fixed(1e-6)},
+        graded=True,  # against a mean square far above both eps, invisible
+    )
+)
+
+
+def _linear_reshaped(c: NumpyCase) -> np.ndarray | None:
+    w = f64(c.weights["weight"])
+    d_out, d_in = w.shape
+    if d_out == d_in:
+        return None  # the same as x @ W, linear_weight_not_transposed
+    return f64(c.inputs["in_features"]) @ w.reshape(d_in, d_out)
+
+
+MISTAKES.append(
+    Mistake(
+        "linear_weight_reshaped",
+        "Linear computes x @ W.reshape(d_in, d_out) (or .view): a reshape reorders no "
+        "element, so the weight's rows are cut up rather than transposed; y = x @ W.T",
+        {"linear": _linear_reshaped},
+    )
+)
+
+
+def _embed_ids_minus_one(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """table[ids - 1], Python's indexing: id 0 reads the last row."""
+    return f64(table)[np.asarray(ids) - 1]
+
+
+MISTAKES.append(
+    Mistake(
+        "embedding_ids_minus_one",
+        "the embedding looks up weight[token_ids - 1], as if ids counted from 1 (id 0 reads "
+        "the last row); ids count from 0: weight[token_ids]",
+        {"embedding": lambda c: _embed_ids_minus_one(c.weights["weight"], c.inputs["token_ids"])}
+        | everywhere(Parts(embed=_embed_ids_minus_one), LM),
+    )
+)
+
+
+def _softmax_over_whole_tensor(c: NumpyCase) -> np.ndarray | None:
+    x = f64(c.inputs["in_features"])
+    if x.size == x.shape[_softmax_dim(c)]:
+        return None  # a single slice
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_over_whole_tensor",
+        "softmax normalises over every element of the tensor (a flattened softmax, or sum() "
+        "and max() without dim); each slice along dim sums to 1",
+        {"softmax": _softmax_over_whole_tensor},
+    )
+)
+
+
+def _softmax_sum_over_whole_tensor(c: NumpyCase) -> np.ndarray | None:
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    if x.size == x.shape[dim]:
+        return None
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return e / e.sum()
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_sum_over_whole_tensor",
+        "softmax divides by the sum of the whole tensor's exponentials (sum() without dim); "
+        "it divides by their sum along dim: sum(exp(x - max), dim=dim, keepdim=True)",
+        {"softmax": _softmax_sum_over_whole_tensor},
+    )
+)
+
+
+def _softmax_max_over_last_dim(c: NumpyCase) -> np.ndarray | None:
+    """exp(x - max over the last dim) in float32, summed along dim. The shift makes every
+    exponent ≤ 0, so nothing overflows, but a slice along dim whose exponentials all underflow
+    is 0/0, NaN; slices partly subnormal or partly flushed to 0 are masked (float32's
+    rounding there cannot be reproduced)."""
+    x, dim = f64(c.inputs["in_features"]), _softmax_dim(c)
+    if dim == x.ndim - 1:
+        return None
+    shifted = x - x.max(-1, keepdims=True)
+    zero = (shifted < FLOAT32_EXP_UNDERFLOW - 1).all(axis=dim, keepdims=True)
+    normal = (shifted > FLOAT32_EXP_SUBNORMAL + 1).all(axis=dim, keepdims=True)
+    e = float32_exp(shifted)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = e / e.sum(axis=dim, keepdims=True)
+    out = np.where(zero, np.nan, out)
+    return np.ma.masked_array(out, np.broadcast_to(~(zero | normal), out.shape))
+
+
+MISTAKES.append(
+    Mistake(
+        "softmax_max_over_last_dim",
+        "softmax subtracts the maximum along the last dimension and normalises along dim; "
+        "the shift cancels only when it is constant along dim: take the max along dim "
+        "(keepdim=True)",
+        {"softmax": _softmax_max_over_last_dim},
     )
 )

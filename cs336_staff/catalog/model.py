@@ -378,3 +378,43 @@ MISTAKES.append(
         everywhere(Parts(normalised_stream=True), (BLOCK, *LM)),
     )
 )
+
+
+MISTAKES.append(
+    Mistake(
+        "block_norm_on_sublayer_output",
+        "each sublayer's output is normalised before the residual adds it, h = x + "
+        "ln1(attn(x)), out = h + ln2(ffn(h)); the block is pre-norm: the sublayer reads the "
+        "normalised stream, h = x + attn(ln1(x)), out = h + ffn(ln2(h))",
+        _block_mistake(post_norm_on_sublayers=True),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "block_attention_without_norm",
+        "attention reads the block's input without ln1, h = x + attn(x); it reads the "
+        "normalised input: h = x + attn(ln1(x))",
+        everywhere(Parts(attention_norm=False), (BLOCK, *LM)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "lm_drops_last_layer",
+        "the model runs num_layers - 1 blocks (range(num_layers - 1), or the last layer left "
+        "out); every layer runs: for i in range(num_layers)",
+        everywhere(Parts(layers=lambda n: range(n - 1)), LM),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "lm_every_layer_uses_first_weights",
+        "every block runs the first layer's weights (layers.0); block i reads layers.{i}",
+        {f: _deep(v) for f, v in everywhere(Parts(layers=lambda n: [0] * n), LM).items()},
+    )
+)

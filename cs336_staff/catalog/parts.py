@@ -8,7 +8,7 @@ part."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +43,9 @@ class Parts:
     with positions `(..., 1, seq)`; `mask(seq)` the causal mask; `attention(q, k, v, mask)`;
     `split(t, num_heads)` and `merge(o)` the heads' layout; `ffn(x, w1, w2, w3)`;
     `embed(table, ids)`; `normalised_stream`: each sublayer's residual is added to its
-    normalised input (`h = ln1(x) + attn(ln1(x))`) instead of the stream itself."""
+    normalised input (`h = ln1(x) + attn(ln1(x))`) instead of the stream itself;
+    `attention_norm`: False = attention reads the stream without ln1 (`h = x + attn(x)`);
+    `layers(num_layers)`: which layer's weights each block of the LM runs, in order."""
 
     norm: Callable[..., np.ndarray] = oracle.rmsnorm
     rope: Callable[..., np.ndarray] = oracle.rope
@@ -54,6 +56,8 @@ class Parts:
     ffn: Callable[..., np.ndarray] = oracle.swiglu
     embed: Callable[..., np.ndarray] = oracle.embedding
     normalised_stream: bool = False
+    attention_norm: bool = True
+    layers: Callable[[int], Sequence[int]] = range
 
 
 def attention(
@@ -84,7 +88,7 @@ def block(
     attn = [w[f"attn.{p}.weight"] for p in PROJECTIONS]
     ffn = (w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
     x = f64(x)
-    n1 = parts.norm(x, w["ln1.weight"], EPS)
+    n1 = parts.norm(x, w["ln1.weight"], EPS) if parts.attention_norm else x
     h = (n1 if parts.normalised_stream else x) + attention(parts, n1, attn, num_heads, theta)
     n2 = parts.norm(h, w["ln2.weight"], EPS)
     return (n2 if parts.normalised_stream else h) + parts.ffn(n2, *ffn)
@@ -93,7 +97,7 @@ def block(
 def lm(parts: Parts, c: NumpyCase) -> np.ndarray:
     p, w = c.params, c.weights
     x = parts.embed(w["token_embeddings.weight"], c.inputs["in_indices"])
-    for i in range(p["num_layers"]):
+    for i in parts.layers(p["num_layers"]):
         prefix = f"layers.{i}."
         layer = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
         x = block(parts, x, layer, p["num_heads"], p["rope_theta"])

@@ -276,6 +276,17 @@ MISTAKES.append(
 
 MISTAKES.append(
     Mistake(
+        "clipping_epsilon_inside_sqrt",
+        "the norm is sqrt(sum of squares + 1e-6), the epsilon under the square root (about "
+        "1e-3 where gradients are tiny); it is sqrt(sum of every gradient's squares), and the "
+        "1e-6 goes in max / (norm + 1e-6)",
+        {"gradient_clipping": _clipping(lambda gs: math.sqrt(_l2(gs) ** 2 + 1e-6))},
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
         "clipping_l1_norm",
         "the norm is the sum of absolute values (L1); it is the L2 norm, "
         "sqrt(sum of every gradient's squares)",
@@ -709,3 +720,56 @@ def _group_keys_mistake(mistake: str, keys: tuple[str, ...]) -> Mistake:
 
 
 MISTAKES.extend(_group_keys_mistake(m, keys) for m, keys in GROUP_KEYS_IGNORED.items())
+
+
+def _ce_target_probability(c: NumpyCase) -> np.ndarray:
+    z, target = _ce_terms(c)
+    top = z.max(-1)
+    return np.exp(target - top - np.log(np.exp(z - top[..., None]).sum(-1)))
+
+
+for _eps, _written in ((1e-8, "1e-8"), (1e-9, "1e-9")):
+    MISTAKES.append(
+        Mistake(
+            f"cross_entropy_log_of_softmax_plus_{_written.replace('-', '_')}",
+            f"cross-entropy takes -log(softmax(logits)[target] + {_written}): a target far "
+            f"below the largest logit costs -log({_written}), not its loss; compute log-softmax "
+            "as logits - max - log(sum(exp(logits - max)))",
+            {
+                "cross_entropy": _ce_shows(
+                    lambda c, eps=_eps: float(-np.log(_ce_target_probability(c) + eps).mean())
+                )
+            },
+        )
+    )
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_one_hot_mean",
+        "the loss is the mean of one_hot(targets) · -log softmax over every element, so it is "
+        "divided by the vocabulary size as well; it is the mean over the positions of "
+        "-log softmax(logits)[target]",
+        {
+            "cross_entropy": _ce_shows(
+                lambda c: float(_ce_per_position(c).mean()) / c.inputs["inputs"].shape[-1]
+            )
+        },
+    )
+)
+
+
+def _ce_logsumexp_over_batch(c: NumpyCase) -> float:
+    z, target = _ce_terms(c)
+    top = z.max()
+    return float((top + np.log(np.exp(z - top).sum()) - target).mean())
+
+
+MISTAKES.append(
+    Mistake(
+        "cross_entropy_logsumexp_over_whole_batch",
+        "the log-sum-exp runs over every logit of the batch (logsumexp or sum without dim); "
+        "each position normalises over its own vocabulary: logsumexp(logits, dim=-1)",
+        {"cross_entropy": _ce_shows(_ce_logsumexp_over_batch)},
+    )
+)

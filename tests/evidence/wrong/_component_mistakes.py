@@ -10,7 +10,7 @@ feed-forward, the embedding.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -87,7 +87,9 @@ class Parts:
     """`norm(x, gain, eps)`; `rope(x, positions, theta)`; `mask(seq)`, the causal mask;
     `attention(q, k, v, mask)`; `split(t, num_heads)` and `merge(o)`, the heads' layout;
     `ffn(x, w1, w2, w3)`; `embed(table, ids)`; `normalised_stream`: each residual added to
-    the sublayer's normalised input instead of the stream."""
+    the sublayer's normalised input instead of the stream; `attention_norm`: False =
+    attention reads the stream without ln1; `layers(num_layers)`: which layer's weights each
+    block of the LM runs, in order."""
 
     norm: Callable[..., Tensor] = rmsnorm
     rope: Callable[..., Tensor] = rope
@@ -98,6 +100,8 @@ class Parts:
     ffn: Callable[..., Tensor] = swiglu
     embed: Callable[..., Tensor] = embed
     normalised_stream: bool = False
+    attention_norm: bool = True
+    layers: Callable[[int], Sequence[int]] = range
 
 
 def mha(
@@ -122,7 +126,7 @@ def mha(
 def block(p: Parts, x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float) -> Tensor:
     attn = [w[f"attn.{name}.weight"] for name in PROJECTIONS]
     ffn = (w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
-    n1 = p.norm(x, w["ln1.weight"])
+    n1 = p.norm(x, w["ln1.weight"]) if p.attention_norm else x
     h = (n1 if p.normalised_stream else x) + mha(p, n1, attn, num_heads, theta)
     n2 = p.norm(h, w["ln2.weight"])
     return (n2 if p.normalised_stream else h) + p.ffn(n2, *ffn)
@@ -140,7 +144,7 @@ def lm(
     if ids.shape[-1] > context_length:
         raise ValueError(f"sequence length {ids.shape[-1]} exceeds context_length {context_length}")
     x = p.embed(w["token_embeddings.weight"], ids)
-    for i in range(num_layers):
+    for i in p.layers(num_layers):
         prefix = f"layers.{i}."
         layer = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
         x = block(p, x, layer, num_heads, theta)

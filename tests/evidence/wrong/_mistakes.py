@@ -24,6 +24,7 @@ class Mistakes:
     rope_pairing: str = "interleaved"  # "half": x[k] with x[k + d/2]
     rope_on_values: bool = False
     rope_on_keys: bool = True  # False: RoPE rotates the queries only
+    rope_on_queries: bool = True  # False: RoPE rotates the keys only
     ignore_positions: bool = False  # assume positions 0..seq-1
     strided_heads: bool = False  # head h = rows h, h+H, h+2H, ... instead of a block
     post_norm: bool = False
@@ -86,7 +87,8 @@ def mha(
     if theta is not None:
         pos = torch.arange(seq) if positions is None else positions
         pos = pos[..., None, :] if pos.ndim > 1 else pos
-        q = rope(q, pos, theta, m)
+        if m.rope_on_queries:
+            q = rope(q, pos, theta, m)
         if m.rope_on_keys:
             k = rope(k, pos, theta, m)
         if m.rope_on_values:

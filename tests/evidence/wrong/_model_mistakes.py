@@ -24,6 +24,7 @@ class Assembly:
     final_norms: int = 1
     output: str = "logits"  # "probabilities", "log_probabilities"
     chained: bool = True  # False: every block reads the embeddings
+    norm_on_sublayer_output: bool = False  # h = x + ln1(attn(x)), out = h + ln2(ffn(h))
 
 
 def block(x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float, a: Assembly) -> Tensor:
@@ -32,10 +33,14 @@ def block(x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float, a: Asse
     ln1, ln2 = w["ln1.weight"], w["ln2.weight"]
     if a.norm_gains_swapped:
         ln1, ln2 = ln2, ln1
+    ffn = (w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
+    if a.norm_on_sublayer_output:
+        h = x + rmsnorm(mha(x, attn, num_heads, theta if a.rope else None), ln1)
+        return h + rmsnorm(swiglu(h, *ffn), ln2)
     out = mha(rmsnorm(x, ln1), attn, num_heads, theta if a.rope else None)
     h = x + out if a.attn_residual else out
     reads = {"h": h, "x": x, "attn": out}[a.ffn_reads]
-    f = swiglu(rmsnorm(reads, ln2), w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
+    f = swiglu(rmsnorm(reads, ln2), *ffn)
     return h + f if a.ffn_residual else f
 
 
