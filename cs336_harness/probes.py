@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from cs336_harness import inputs_unchanged
+from cs336_harness.bpe_fingerprint import unpack
 from cs336_harness.not_implemented import where_raised
 from cs336_harness.rules.runtime import handing_over
 
@@ -504,13 +505,6 @@ def checkpoint_resume(
 
 
 # -- tokenizer ---------------------------------------------------------------------------------
-
-
-def unpack(flat: torch.Tensor, lengths: torch.Tensor) -> list[bytes]:
-    """The byte strings stored as one flat uint8 tensor and their lengths (fixtures' layout)."""
-    data = bytes(flat.tolist())
-    ends = np.cumsum(lengths.reshape(-1).tolist()).tolist()
-    return [data[end - n : end] for end, n in zip(ends, lengths.reshape(-1).tolist(), strict=True)]
 
 
 def _byte_lists(strings: list[bytes]) -> list[list[int]]:

@@ -84,7 +84,9 @@ def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int6
     """Which flat elements of `variant` its fingerprint keeps (see the module docstring);
     never a masked one (an element where the mistake's own output is ill-conditioned)."""
     kept = np.flatnonzero(~np.ma.getmaskarray(variant).ravel())
-    if kept.size <= FINGERPRINT_SIZE:
+    # A mistake whose output has another shape than the truth (a BPE model with more merges)
+    # is told from it by its shape: all of it is kept.
+    if kept.size <= FINGERPRINT_SIZE or variant.shape != truth.shape:
         return kept.astype(np.int64)
     v, t = np.ma.getdata(variant).ravel()[kept], truth.ravel().astype(np.float64)[kept]
     with np.errstate(invalid="ignore"):
@@ -134,7 +136,8 @@ def matches(
         if tuple(actual.shape) != candidate.shape:
             continue
         share = usage(actual, candidate, rtol, atol * candidate.scale)
-        if share <= 1.0 and usage(expected, candidate, rtol, atol) > 1.0:
+        told_apart = tuple(expected.shape) != candidate.shape  # a BPE model of another size
+        if share <= 1.0 and (told_apart or usage(expected, candidate, rtol, atol) > 1.0):
             found.append(Match(candidate, share))
     return sorted(found, key=lambda m: m.usage)
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import safetensors
 
+from cs336_harness import bpe_fingerprint
 from cs336_harness.case_layout import case_table, case_tensors
 
 # safetensors' dtype names. NumPy has no bfloat16: a bfloat16 tensor is its upper 16 bits of
@@ -39,6 +40,11 @@ def _array(spec: dict[str, Any]) -> np.ndarray:
         return (upper << 16).view(np.float32).reshape(spec["shape"])
     dtype = np.dtype(_DTYPES[spec["dtype"]]).newbyteorder("<")
     return np.frombuffer(spec["data"], dtype=dtype).reshape(spec["shape"]).copy()
+
+
+# Families whose expected output is not one stored tensor but derived from the case's: BPE
+# training's, the fingerprint of the oracle's model (what its test hands the diagnosis).
+DERIVED_EXPECTED = {"train_bpe": bpe_fingerprint.stored}
 
 
 @cache
@@ -67,6 +73,8 @@ def load(directory: Path, family: str, case_id: str) -> NumpyCase:
     entry = next(e for e in case_table(directory)[family] if e["id"] == case_id)
     params = entry["params"]
     inputs, weights = case_tensors(directory, family, entry, _file)
+    if family in DERIVED_EXPECTED:
+        inputs["expected"] = DERIVED_EXPECTED[family](inputs)
     # float64 once here, not in every oracle call on the case (an LM case runs a dozen).
     weights = {
         k: v.astype(np.float64) if np.issubdtype(v.dtype, np.floating) else v

@@ -14,7 +14,8 @@ data, may stay within the tolerance on a case, where it cannot be seen. Every mi
 proved by a wrong module in `tests/evidence/wrong/` that declares it in `DIAGNOSED_AS`.
 
 One module per part of the assignment holds its mistakes, each written next to its variant:
-`components`, `attention`, `model`, `training`; `reading` and `numerics` hold what they share,
+`components`, `attention`, `model`, `training`, `bpe` (whose outputs are a trained model's
+fingerprint, compared exactly); `reading` and `numerics` hold what they share,
 `parts` the default model assembled from replaceable parts (a component's mistake made
 wherever the component is used).
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from cs336_harness.diagnosis.numpy_cases import NumpyCase
-from cs336_staff.catalog import attention, components, model, training
+from cs336_staff.catalog import attention, bpe, components, model, training
 from cs336_staff.catalog.mistake import Mistake
 from cs336_staff.catalog.numerics import round_to_bfloat16
 from cs336_staff.catalog.reading import oracle_config
@@ -40,6 +41,7 @@ MISTAKES: tuple[Mistake, ...] = (
     *attention.MISTAKES,
     *model.MISTAKES,
     *training.MISTAKES,
+    *bpe.MISTAKES,
 )
 
 BY_ID: dict[str, Mistake] = {m.id: m for m in MISTAKES}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 
 import regex
 
@@ -65,31 +66,53 @@ def join_pair(word: list[bytes], pair: tuple[bytes, bytes]) -> list[bytes]:
     return out
 
 
+Word = tuple[bytes, ...]
+Pair = tuple[bytes, bytes]
+
+
+def greatest_of_most_frequent(pairs: Counter[Pair]) -> Pair:
+    """The pair to merge: the most frequent, and of equally frequent pairs the greater."""
+    return max(pairs, key=lambda p: (pairs[p], p))
+
+
 def train(
     text: str, vocab_size: int, special_tokens: list[str]
-) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+) -> tuple[dict[int, bytes], list[Pair]]:
     """The vocabulary and merges of BPE trained on `text` up to `vocab_size` tokens."""
     words = Counter(tuple(bytes([b]) for b in p.encode("utf-8"))
                     for p in pretokens(text, special_tokens))  # fmt: skip
     vocab = {i: bytes([i]) for i in range(256)}
     for token in special_tokens:
         vocab[len(vocab)] = token.encode("utf-8")
-    merges: list[tuple[bytes, bytes]] = []
+    return vocab, learn_merges(words, vocab, vocab_size)
+
+
+def learn_merges(
+    words: Counter[Word],
+    vocab: dict[int, bytes],
+    vocab_size: int,
+    choose: Callable[[Counter[Pair]], Pair] = greatest_of_most_frequent,
+) -> list[Pair]:
+    """The merges learned from `words` (each a tuple of tokens, with its count) until `vocab`
+    holds `vocab_size` tokens or no pair is left; each merged token is added to `vocab`.
+    `choose` picks the pair to merge from the counts (the diagnosis catalog's BPE mistakes
+    pass another; `train` always the contract's)."""
+    merges: list[Pair] = []
     while len(vocab) < vocab_size:
-        pairs: Counter[tuple[bytes, bytes]] = Counter()
+        pairs: Counter[Pair] = Counter()
         for word, count in words.items():
             for a, b in itertools.pairwise(word):
                 pairs[(a, b)] += count
         if not pairs:
             break
-        best = max(pairs, key=lambda p: (pairs[p], p))
+        best = choose(pairs)
         merges.append(best)
         vocab[len(vocab)] = best[0] + best[1]
-        merged: Counter[tuple[bytes, ...]] = Counter()
+        merged: Counter[Word] = Counter()
         for word, count in words.items():
             merged[tuple(join_pair(list(word), best))] += count
         words = merged
-    return vocab, merges
+    return merges
 
 
 def encode(

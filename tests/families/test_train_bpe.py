@@ -1,16 +1,36 @@
-"""BPE training: merges in order and the vocabulary, exactly as the oracle trains them."""
+"""BPE training: merges in order and the vocabulary, exactly as the oracle trains them.
+
+A failure hands the trained model to the diagnosis as its fingerprint
+(`cs336_harness/bpe_fingerprint.py`), so that its message opens with the likely cause where
+the model is a catalogued mistake's (pairs counted inside special tokens, ties broken the
+other way, ...); a model whose fingerprint is the oracle's (its ids alone differ) is not
+diagnosed.
+"""
 
 import pytest
+import torch
 
-from cs336_harness import probes
+from cs336_harness import bpe_fingerprint, probes
+from cs336_harness.compare import OracleMismatch
 
 pytestmark = pytest.mark.family("train_bpe")
 
 
 def _expected(case):
-    tokens = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
-    halves = probes.unpack(case["merges_flat"], case["merges_lengths"])
-    return tokens, list(zip(halves[0::2], halves[1::2], strict=True))
+    return bpe_fingerprint.stored_model(case.tensors)
+
+
+def _fail(message: str, case, vocab: dict, merges: list) -> None:
+    """Fail with `message`, handing the model's fingerprint to the diagnosis, compared
+    exactly (no tolerance: tokens are bytes)."""
+    __tracebackhide__ = True
+    actual = bpe_fingerprint.fingerprint(vocab.values(), merges)
+    expected = bpe_fingerprint.stored(case.tensors)
+    if actual.shape == expected.shape and (actual == expected).all():
+        pytest.fail(message, pytrace=False)
+    raise OracleMismatch(
+        message, torch.from_numpy(actual), torch.from_numpy(expected), 0.0, 0.0, torch.int64
+    )
 
 
 def _trained(case, adapters):
@@ -35,35 +55,52 @@ def _ranges(ids: list[int]) -> str:
 
 def test_train_bpe_merges(case, adapters):
     _, expected = _expected(case)
-    _, merges = _trained(case, adapters)
+    vocab, merges = _trained(case, adapters)
     first = next(
         (i for i, (m, e) in enumerate(zip(merges, expected, strict=False)) if m != e), None
     )
-    assert first is None, (
-        f"merge {first} is {merges[first]!r}, the oracle's is {expected[first]!r} (count ties "
-        f"go to the greater pair); merges before it agree: {expected[max(first - 3, 0) : first]!r}"
-    )
-    assert len(merges) == len(expected), (
-        f"{len(merges)} merges, the oracle made {len(expected)} (vocab_size "
-        f"{case.params['vocab_size']}; training stops early only when no pair is left)"
-    )
+    if first is not None:
+        _fail(
+            f"merge {first} is {merges[first]!r}, the oracle's is {expected[first]!r} (count "
+            f"ties go to the greater pair); merges before it agree: "
+            f"{expected[max(first - 3, 0) : first]!r}",
+            case,
+            vocab,
+            merges,
+        )
+    if len(merges) != len(expected):
+        _fail(
+            f"{len(merges)} merges, the oracle made {len(expected)} (vocab_size "
+            f"{case.params['vocab_size']}; training stops early only when no pair is left)",
+            case,
+            vocab,
+            merges,
+        )
 
 
 def test_train_bpe_vocab(case, adapters):
     tokens, _ = _expected(case)
-    vocab, _ = _trained(case, adapters)
+    vocab, merges = _trained(case, adapters)
     gaps = sorted(set(range(len(vocab))) - set(vocab))
-    assert not gaps, (
-        f"the vocabulary's ids are not 0 … {len(vocab) - 1}: {_ranges(gaps)} missing, "
-        f"{_ranges(sorted(set(vocab) - set(range(len(vocab)))))} beyond them"
-    )
+    if gaps:
+        _fail(
+            f"the vocabulary's ids are not 0 … {len(vocab) - 1}: {_ranges(gaps)} missing, "
+            f"{_ranges(sorted(set(vocab) - set(range(len(vocab)))))} beyond them",
+            case,
+            vocab,
+            merges,
+        )
     missing = sorted(set(tokens) - set(vocab.values()))
     extra = sorted(set(vocab.values()) - set(tokens))
-    assert not missing and not extra and len(vocab) == len(tokens), (
-        f"vocabulary of {len(vocab)} tokens, the oracle's has {len(tokens)}; missing "
-        f"{missing[:5]!r}, unexpected {extra[:5]!r} (special tokens: "
-        f"{case.params['special_tokens']})"
-    )
+    if missing or extra or len(vocab) != len(tokens):
+        _fail(
+            f"vocabulary of {len(vocab)} tokens, the oracle's has {len(tokens)}; missing "
+            f"{missing[:5]!r}, unexpected {extra[:5]!r} (special tokens: "
+            f"{case.params['special_tokens']})",
+            case,
+            vocab,
+            merges,
+        )
 
 
 @pytest.mark.hardening(
@@ -72,9 +109,13 @@ def test_train_bpe_vocab(case, adapters):
 )
 def test_train_bpe_vocab_ids(case, adapters):
     tokens, _ = _expected(case)
-    vocab, _ = _trained(case, adapters)
+    vocab, merges = _trained(case, adapters)
     wrong = [i for i, token in enumerate(tokens) if vocab.get(i) != token]
-    assert not wrong, (
-        f"id {wrong[0]} is {vocab.get(wrong[0])!r}, expected {tokens[wrong[0]]!r} "
-        f"({len(wrong)} ids differ)"
-    )
+    if wrong:
+        _fail(
+            f"id {wrong[0]} is {vocab.get(wrong[0])!r}, expected {tokens[wrong[0]]!r} "
+            f"({len(wrong)} ids differ)",
+            case,
+            vocab,
+            merges,
+        )

@@ -6,6 +6,8 @@ run with it, under `make meta`."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import tempfile
 from pathlib import Path
 from unittest import mock
 
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from cs336_harness import bpe_fingerprint
 from cs336_harness.case_layout import case_table
 from cs336_harness.diagnosis import plugin
 from cs336_harness.diagnosis.diagnose import (
@@ -133,7 +136,8 @@ def test_the_table_holds_what_the_catalog_computes(fixtures: Path, tmp_path: Pat
     table = Table(write_table(fixtures, tmp_path / "table.safetensors"))
     live = LiveCatalog(fixtures)
     assert table.families == live.families
-    for family, case_id in [("rope", "theta_100"), ("transformer_lm", "reference")]:
+    cases = [("rope", "theta_100"), ("transformer_lm", "reference"), ("train_bpe", "shakespeare")]
+    for family, case_id in cases:
         ours = {c.mistake: c for c in live.candidates(family, case_id)}
         theirs = {c.mistake: c for c in table.candidates(family, case_id)}
         assert ours.keys() == theirs.keys()
@@ -170,6 +174,29 @@ def test_matching_takes_nan_for_nan_and_leaves_out_what_the_truth_matches():
     large = dataclasses.replace(_candidate([50.0, 0.04], "large"), scale=50.0)
     assert matches(np.array([50.0, 0.04 + 5e-6]), expected, [large], 1e-6, 1e-6) != []
     assert matches(np.array([50.0, 0.04 + 5e-6]), expected, [far], 1e-6, 1e-6) == []
+
+
+def test_a_bpe_model_is_told_from_the_oracles_by_its_tokens_not_their_ids(fixtures: Path):
+    """The upstream-style trainer gives the special tokens the top ids (the contract allows
+    it): its fingerprint is the oracle's on every stored case, so no mistake can match it; a
+    model with one merge more or less has another shape, and matches only a mistake of its
+    own size."""
+    path = TESTS / "evidence" / "upstream_style" / "cs336_basics" / "bpe.py"
+    spec = importlib.util.spec_from_file_location("upstream_style_bpe", path)
+    upstream = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(upstream)
+    for entry in case_table(fixtures)["train_bpe"]:
+        case = load(fixtures, "train_bpe", entry["id"])
+        text = bytes(case.inputs["corpus"].tolist()).decode("utf-8")
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "corpus.txt").write_text(text, encoding="utf-8")
+            vocab, merges = upstream.train_bpe(Path(tmp) / "corpus.txt", **case.params)
+        ours = bpe_fingerprint.fingerprint(vocab.values(), merges)
+        np.testing.assert_array_equal(ours, case.expected, err_msg=entry["id"])
+    fewer = bpe_fingerprint.fingerprint(list(vocab.values())[:-1], merges[:-1])
+    mistake = _candidate(fewer)
+    assert [m.usage for m in matches(fewer, case.expected, [mistake], 0.0, 0.0)] == [0.0]
+    assert matches(case.expected, case.expected, [mistake], 0.0, 0.0) == []
 
 
 def test_the_catalog_has_ids_once_and_a_message_each():

@@ -1,0 +1,12 @@
+"""BPE training that breaks count ties by the concatenated bytes a + b instead of the pair (a, b)
+(a real solution's mistake, found by grading)."""
+
+from tests.adapters import *  # noqa: F403
+from tests.evidence.wrong._bpe_mistakes import train_with
+
+CAUGHT_BY = frozenset({"train_bpe"})
+DIAGNOSED_AS = "bpe_ties_by_concatenation"
+
+
+def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
+    return train_with(input_path, vocab_size, special_tokens, "ties_by_concatenation")
