@@ -17,17 +17,19 @@ from cs336_harness.grading.interpreter import site_packages
 from cs336_harness.grading.stand_ins import OFFERED
 from cs336_harness.paths import REPO_ROOT
 
+# Modules no environment has: real ones (pynvml, omegaconf) are installed on some hosts (a
+# GPU machine's image has pynvml), where they would not be stood in for.
 SUBMISSION = {
     "cs336_basics/__init__.py": "from cs336_basics import monitor\n",
     "cs336_basics/monitor.py": """\
-        import pynvml
-        from omegaconf import DictConfig, OmegaConf
+        import absent_nvml
+        from absent_omegaconf import DictConfig, OmegaConf
         import os, torch
 
         try:
-            import heapdict
+            import absent_heapdict
         except ImportError:
-            heapdict = None
+            absent_heapdict = None
 
 
         class Config(DictConfig):
@@ -50,14 +52,15 @@ root = Path(sys.argv[1])
 sys.path.insert(0, str(root))
 stand_ins.install(root)
 import cs336_basics.monitor as m
-report = {"heapdict": m.heapdict, "annotated": m.annotated(), "subclassed": m.Config.__name__}
+report = {"optional": m.absent_heapdict, "annotated": m.annotated(),
+          "subclassed": m.Config.__name__}
 def outcome(action):
     try:
         action()
         return "ran"
     except ModuleNotFoundError as error:
         return str(error)
-report["call"] = outcome(lambda: m.pynvml.nvmlInit())
+report["call"] = outcome(lambda: m.absent_nvml.nvmlInit())
 report["instance"] = outcome(lambda: m.Config())
 report["truth"] = outcome(lambda: bool(m.OmegaConf))
 sys.path.append(sys.argv[2])
@@ -80,7 +83,7 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
     root = _write(tmp_path)
     library = tmp_path / "site"  # an installed package's optional import
     library.mkdir()
-    (library / "fake_library.py").write_text("import pynvml_x\n")
+    (library / "fake_library.py").write_text("import absent_nvml_x\n")
     # jaxtyping's way: a module-level __getattr__ imports jax when `Array` is asked for.
     # A package, as jaxtyping is: `from package import name` goes through the machinery's
     # fromlist handling, a frame between the importing line and __getattr__.
@@ -94,15 +97,17 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
     (library / "fake_library_lazy.py").write_text("from fake_lazy import Array\n")
     command = [sys.executable, "-c", PROBE, str(root), str(library)]
     report = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-    assert report["heapdict"] is None  # a try that handles ImportError keeps its fallback
+    assert report["optional"] is None  # a try that handles ImportError keeps its fallback
     assert report["annotated"] == [] and report["subclassed"] == "Config"
     where = "(imported at cs336_basics/monitor.py:1)"
-    assert report["call"].startswith(f"the grading environment has no module 'pynvml' {where}")
+    assert report["call"].startswith(f"the grading environment has no module 'absent_nvml' {where}")
     assert "it offers Python's standard library and einops, einx" in report["call"]
-    assert "no module 'omegaconf' (imported at cs336_basics/monitor.py:2)" in report["instance"]
-    assert "no module 'omegaconf'" in report["truth"]
+    assert (
+        "no module 'absent_omegaconf' (imported at cs336_basics/monitor.py:2)" in report["instance"]
+    )
+    assert "no module 'absent_omegaconf'" in report["truth"]
     # An import made outside the submission (a library's) is Python's own failure.
-    assert report["library"] == "No module named 'pynvml_x'"
+    assert report["library"] == "No module named 'absent_nvml_x'"
     # A library's lazy attribute imports on behalf of the line that asked for it.
     assert "no module 'jax_x' (imported at cs336_basics/shapes.py:1)" in report["lazy"]
     assert report["lazy_in_library"] == "No module named 'jax_x'"
@@ -113,8 +118,8 @@ def test_the_grader_lists_the_absent_imports_from_the_source(tmp_path: Path):
     found = [str(a) for a in absent_imports(root, site_packages())]
     # Not heapdict (optional), not os or torch (offered), not .helpers (relative: its own).
     assert found == [
-        "pynvml (cs336_basics/monitor.py:1)",
-        "omegaconf (cs336_basics/monitor.py:2)",
+        "absent_nvml (cs336_basics/monitor.py:1)",
+        "absent_omegaconf (cs336_basics/monitor.py:2)",
         "fake_lazy (cs336_basics/shapes.py:1)",
     ]
 
