@@ -214,9 +214,14 @@ def check_diagnoses(
         if not ids and not declared & computable:
             continue
         assert ids, f"{where}: no known mistake matches; expected one of {sorted(declared)}"
-        assert ids[0] in declared, f"{where}: diagnosed as {ids}, expected {sorted(declared)}"
+        # An exact output (BPE's) matches every mistake it matches equally, and the failure
+        # names them all: where two make the same merges on a draw (one special token in a
+        # long text, kept whole or not split at), either is a right first line.
+        best = ids if _family(report) in DERIVED_EXPECTED else ids[:1]
+        named = next((i for i in best if i in declared), None)
+        assert named, f"{where}: diagnosed as {ids}, expected {sorted(declared)}"
         assert first == BY_ID[ids[0]].line, f"{where}: opens with {first!r}"
-        opened.add((ids[0], _family(report)))
+        opened.add((named, _family(report)))
     # Several declared mistakes are one output under two names where their outputs coincide
     # (softmax over dim=1 of 3-D scores is the softmax over the queries): each family that
     # one of them covers opens with one of them, and each opens some failure.
