@@ -19,15 +19,11 @@ from cs336_harness.bpe_fingerprint import fingerprint
 from cs336_harness.diagnosis.numpy_cases import NumpyCase
 from cs336_staff.catalog.mistake import Mistake
 from cs336_staff.oracle import bpe
-from cs336_staff.oracle.bpe import GPT2_SPLIT, Pair, Word, greatest_of_most_frequent
+from cs336_staff.oracle.bpe import GPT2_SPLIT, Pair, greatest_of_most_frequent
 
 MISTAKES: list[Mistake] = []
 
 Pretokenizer = Callable[[str, list[str]], Iterable[str]]
-
-
-def _words(pieces: Iterable[str]) -> Counter[Word]:
-    return Counter(tuple(bytes([b]) for b in p.encode("utf-8")) for p in pieces if p)
 
 
 def _trained(
@@ -43,8 +39,8 @@ def _trained(
     vocab = {i: bytes([i]) for i in range(256)}
     if specials_in_vocab:
         vocab |= {256 + j: s.encode("utf-8") for j, s in enumerate(specials)}
-    merges = bpe.learn_merges(_words(pretokens(text, specials)), vocab, c.params["vocab_size"],
-                              choose)  # fmt: skip
+    words = bpe.count_words(pretokens(text, specials))
+    merges = bpe.learn_merges(words, vocab, c.params["vocab_size"], choose)
     out = fingerprint(vocab.values(), merges)
     return None if np.array_equal(out, c.expected) else out
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import regex
 
@@ -75,12 +75,17 @@ def greatest_of_most_frequent(pairs: Counter[Pair]) -> Pair:
     return max(pairs, key=lambda p: (pairs[p], p))
 
 
+def count_words(pieces: Iterable[str]) -> Counter[Word]:
+    """Each pre-token as a tuple of one-byte tokens, with its count (an empty one has no pair
+    to count and is left out)."""
+    return Counter(tuple(bytes([b]) for b in p.encode("utf-8")) for p in pieces if p)
+
+
 def train(
     text: str, vocab_size: int, special_tokens: list[str]
 ) -> tuple[dict[int, bytes], list[Pair]]:
     """The vocabulary and merges of BPE trained on `text` up to `vocab_size` tokens."""
-    words = Counter(tuple(bytes([b]) for b in p.encode("utf-8"))
-                    for p in pretokens(text, special_tokens))  # fmt: skip
+    words = count_words(pretokens(text, special_tokens))
     vocab = {i: bytes([i]) for i in range(256)}
     for token in special_tokens:
         vocab[len(vocab)] = token.encode("utf-8")
