@@ -46,7 +46,7 @@ from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
 from cs336_harness.grading.interpreter import site_packages
 from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
-from cs336_harness.grading.record import RunRecord, read_record
+from cs336_harness.grading.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, USER, Sandbox
 from cs336_harness.grading.trusted import Bundle, remove_tree
@@ -233,7 +233,7 @@ class Grader:
         self._beside: dict[int, int] = {}
         # The tests a judge collected: the bundle's, so the same for every submission (two
         # lanes may both collect them before either has: the same list, twice).
-        self._collected: list[tuple[str, str, str]] | None = None
+        self._collected: list[Collected] | None = None
 
     def stop(self) -> None:
         """Kill every judge (and so every worker): grading is over."""
@@ -327,7 +327,7 @@ class Grader:
 
     def _judge(
         self, lane: Lane, home: Path, submission: Path, args: list[str]
-    ) -> tuple[RunRecord, list[tuple[str, str, str]], int | None]:
+    ) -> tuple[RunRecord, list[Collected], int | None]:
         """One judge run on the copy `submission` with pytest `args`: its record, the tests
         it collected, and pytest's exit code."""
         job = Job(
@@ -379,11 +379,11 @@ class Grader:
         tests = []
         why = self._why_stopped(returncode)
         host = _host_failure(record, returncode, killed)
-        for nodeid, family, kind in collected:
+        for nodeid, family, kind, trivial in collected:
             test = record.finished.get(nodeid) or GradedTest(nodeid, family, Status.ERROR, why)
             if host and test.status != Status.PASSED:
                 test = replace(test, status=Status.ERROR, message=host, host_failure=True)
-            tests.append(replace(test, family=family, kind=kind))
+            tests.append(replace(test, family=family, kind=kind, trivial=trivial))
         output = "\n".join(
             [
                 "--- judge (trusted tests) ---",
@@ -413,8 +413,8 @@ class Grader:
             self._collected = collected
         message = f"not graded: {clean(reason, PATH_CHARS)}"
         return [
-            GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
-            for nodeid, family, kind in collected
+            GradedTest(nodeid, family, Status.ERROR, message, kind=kind, trivial=trivial)
+            for nodeid, family, kind, trivial in collected
         ]
 
 

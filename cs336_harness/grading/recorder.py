@@ -54,6 +54,11 @@ def _kind(item: pytest.Item) -> str:
     return HARDENING if item.get_closest_marker("hardening") else CONTRACT
 
 
+def _trivial(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("trivial")
+    return str(marker.args[0]) if marker and marker.args else ""
+
+
 def _first_line(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line[:MESSAGE_CHARS]
@@ -192,7 +197,12 @@ class Recorder:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         tests = [
-            {"nodeid": item.nodeid, "family": _family(item), "kind": _kind(item)}
+            {
+                "nodeid": item.nodeid,
+                "family": _family(item),
+                "kind": _kind(item),
+                "trivial": _trivial(item),
+            }
             for item in session.items
         ]
         self.order = {item.nodeid: i for i, item in enumerate(session.items)}

@@ -55,6 +55,9 @@ class GradedTest:
     details: str = ""
     duration: float = 0.0
     kind: str = CONTRACT
+    # How an implementation that computes nothing passes it too (the `trivial` marker's why;
+    # "": it does not): it earns only beside a passed test of its family that is not trivial.
+    trivial: str = ""
     # A time-out that load could have caused: the wall-clock cap of a call, or a worker that
     # did not start (a call's CPU time does not depend on what runs beside it).
     load_sensitive: bool = False

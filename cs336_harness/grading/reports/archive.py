@@ -41,6 +41,7 @@ def _test(data: dict[str, Any]) -> GradedTest:
             "status": Status(data["status"]),
             "message": clean(data["message"], None),
             "details": clean(data["details"], None, multiline=True),
+            "trivial": clean(data.get("trivial", ""), None),
         }
     )
 
