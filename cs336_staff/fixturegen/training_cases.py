@@ -106,7 +106,7 @@ def add_gradient_clipping(fs: FixtureSet) -> None:
     norm = float(np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads[:3])))
     add("under_limit", "a norm already under the limit: gradients unchanged", grads,
         float(np.float32(norm * rng.uniform(1.2, 2.0))),
-        trivial="the gradients come back unchanged: a clipping that does nothing gives them")  # fmt: skip
+        trivial="they come back unchanged: a clipping that does nothing gives them")  # fmt: skip
     rng = fs.rng("gradient_clipping", "epsilon")
     grads = _gradients(rng, shapes, [1.0, 1.0, 1.0, 1.0])
     norm = float(np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads[:3])))
