@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
@@ -40,6 +40,7 @@ from typing import Any
 
 from cs336_harness.grading import cgroups, container, interpreter
 from cs336_harness.grading.cgroups import Cgroups
+from cs336_harness.grading.drawn import DrawnInputs
 from cs336_harness.grading.environment import absent_imports
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
@@ -49,7 +50,7 @@ from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, USER, Sandbox
-from cs336_harness.grading.trusted import Bundle, remove_tree
+from cs336_harness.grading.trusted import Bundle, differences, digests, remove_tree
 from cs336_harness.grading.user_isolation import sweep
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
@@ -103,9 +104,17 @@ def read_excerpt(path: Path, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -
     )
 
 
-def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None) -> list[str]:
-    """The judge's pytest command line for one job: every test, or the node ids `select`."""
+def pytest_args(
+    bundle: Bundle,
+    job_file: Path,
+    select: list[str] | None = None,
+    inputs: DrawnInputs | None = None,
+) -> list[str]:
+    """The judge's pytest command line for one job: every test, or the node ids `select`,
+    on the bundle's fixtures or on `inputs` drawn for this submission alone."""
     trusted = bundle.trusted
+    fixtures = bundle.fixtures if inputs is None else inputs.fixtures
+    table = bundle.diagnosis_table if inputs is None else inputs.table
     return [
         *(str(trusted / nodeid) for nodeid in select or ["tests"]),
         "-c",
@@ -115,7 +124,7 @@ def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None)
         "-p",
         "cs336_harness.grading.recorder",
         f"--grading-job={job_file}",
-        f"--fixtures-dir={bundle.fixtures}",
+        f"--fixtures-dir={fixtures}",
         "-p",
         "no:cacheprovider",
         # No third-party plugin takes part in a graded run (and finding them costs each job
@@ -124,7 +133,7 @@ def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None)
         "-q",
         "--tb=short",
         "--show-capture=no",
-        *([f"--diagnosis-table={bundle.diagnosis_table}"] if bundle.diagnosis_table else []),
+        *([f"--diagnosis-table={table}"] if table else []),
     ]
 
 
@@ -211,11 +220,16 @@ class Grader:
         policy: Policy = DEFAULT_POLICY,
         deadline: float | None = None,
         preload: bool = True,
+        inputs_for: Callable[[str], DrawnInputs] | None = None,
     ):
         """`deadline`: when the reports must be written, in seconds since the epoch;
         `preload`: the judges import what only failure reports need (`judge.py`) once, for
-        many submissions."""
+        many submissions; `inputs_for`: the inputs of the submission of a name, drawn for it
+        alone (`--per-student`; else every one is graded on the bundle's)."""
         self.bundle = bundle
+        self.inputs_for = inputs_for
+        # What each submission's own inputs held when drawn, checked after its grading.
+        self._drawn: dict[Path, dict[str, str]] = {}
         self.deadline = deadline
         self.reserve = 0.0 if deadline is None else deadline_reserve(deadline - time.time())
         self.policy = policy
@@ -296,6 +310,8 @@ class Grader:
     ) -> SubmissionResult:
         started = time.monotonic()
         home = Path(tempfile.mkdtemp(prefix=f"{_slug(name)}-", dir=self.workroot))
+        inputs = None if self.inputs_for is None else self.inputs_for(name)
+        own = {} if inputs is None else {"inputs": inputs.description, "seed": inputs.seed}
         try:
             try:
                 left_out = copy_submission(path, home / "submission")
@@ -304,7 +320,7 @@ class Grader:
                 output, record, notes = tests[0].message, RunRecord(), ()
                 rules = {}
             else:
-                record, tests, output = self._judged(lane, home, left_out, select)
+                record, tests, output = self._judged(lane, home, left_out, select, inputs)
                 notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
                 rules = _read_rules(home / "submission", self.policy) | _called(
                     Called(test.family, path, line, name, count)
@@ -323,6 +339,7 @@ class Grader:
             peak_memory=record.peak_memory,
             notes=notes,
             **rules,
+            **own,
         )
 
     def _judge(
@@ -360,11 +377,18 @@ class Grader:
         return record, collected, returncode
 
     def _judged(
-        self, lane: Lane, home: Path, left_out: list[LeftOut], select: list[str] | None
+        self,
+        lane: Lane,
+        home: Path,
+        left_out: list[LeftOut],
+        select: list[str] | None,
+        inputs: DrawnInputs | None = None,
     ) -> tuple[RunRecord, list[GradedTest], str]:
         """The record and the tests' verdicts on the copy in `home`, and the output to
         report."""
-        args = pytest_args(self.bundle, home / "job.json", select)
+        args = pytest_args(self.bundle, home / "job.json", select, inputs)
+        if inputs is not None and inputs.root not in self._drawn:
+            self._drawn[inputs.root] = digests(inputs.root)
         kills = container.oom_kills()
         record, collected, returncode = self._judge(lane, home, home / "submission", args)
         # Without cgroups of its own, a worker's memory is bounded per process, below the
@@ -374,6 +398,8 @@ class Grader:
         if select is None:
             self._collected = collected
         problems = self.bundle.problems()
+        if inputs is not None:
+            problems += differences(inputs.root, self._drawn[inputs.root])
         if problems:
             raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
         tests = []

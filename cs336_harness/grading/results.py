@@ -103,6 +103,10 @@ class SubmissionResult:
     # reported it, so it could hide a call: evidence, not proof.
     called_count: int = 0
     called: tuple[Called, ...] = ()
+    # Inputs of its own (`--per-student`): what the reports' `inputs:` line says of them,
+    # and their seed; "" and None: the run's.
+    inputs: str = ""
+    seed: int | None = None
 
 
 # How every report introduces what the worker saw, beside the static reading.
