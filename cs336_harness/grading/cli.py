@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from cs336_harness import withheld
-from cs336_harness.grading import cgroups, drawn
+from cs336_harness.grading import cgroups, drawn, socket_filter
 from cs336_harness.grading.autograder import (
     DEFAULT_PYTHON,
     GRADESCOPE_TIMEOUT,
@@ -276,7 +276,10 @@ def _seed(args: argparse.Namespace, inputs: drawn.DrawnInputs | None) -> int | N
 
 def _trusted_fixtures(
     args: argparse.Namespace, seed: int | None, workroot: Path, inputs: drawn.DrawnInputs | None
-) -> Path:
+) -> Path | None:
+    """The fixtures every submission is graded on; None: each its own (`--per-student`)."""
+    if args.per_student:
+        return None
     if inputs is not None:
         return inputs.fixtures
     if seed is not None:
@@ -462,7 +465,8 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
     if wanted in (AUTO, USER) and os.geteuid() == 0:
         share = Share.create(bundle.trusted)
         reason = "--sandbox user" if wanted == USER else "namespaces refused here"
-        sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root))
+        no_filter = socket_filter.unavailable()
+        sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root), no_filter=no_filter)
         try:
             check_sandbox(sandbox, bundle.trusted, limits, _protected(args))
             if refusals:

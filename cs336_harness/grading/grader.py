@@ -49,7 +49,7 @@ from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
-from cs336_harness.grading.sandbox import ENV, USER, Sandbox
+from cs336_harness.grading.sandbox import ENV, USER, Sandbox, draw_uid
 from cs336_harness.grading.trusted import Bundle, differences, digests, remove_tree
 from cs336_harness.grading.user_isolation import sweep
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
@@ -156,6 +156,8 @@ class Lane:
         self.home = home
         self.preload = preload
         self.process: subprocess.Popen[str] | None = None
+        # The user id of the submission it grades now (its workers', the grader being root).
+        self.uid: int | None = None
         self._procs = [str(d / "cgroup.procs") for d in groups.judge(index)]
         self._cpus = None if groups.enabled else cgroups.lane_cpus(index, lanes)
         self.cpu_count = cgroups.lane_cpu_count(index, lanes, weighted=groups.enabled)
@@ -248,14 +250,16 @@ class Grader:
         # The tests a judge collected: the bundle's, so the same for every submission (two
         # lanes may both collect them before either has: the same list, twice).
         self._collected: list[Collected] | None = None
+        # The workers' user ids so far: each grading draws one of its own (`draw_uid`).
+        self._uids: set[int] = set()
 
     def stop(self) -> None:
         """Kill every judge (and so every worker): grading is over."""
         self._stopped.set()
         for lane in self.lanes:
             lane.stop()
-            if self.sandbox.kind == USER:  # its workers are in no group the judge's kill ends
-                sweep(self.sandbox.uid_base + lane.index)
+            if self.sandbox.kind == USER and lane.uid is not None:
+                sweep(lane.uid)  # its workers are in no group the judge's kill ends
 
     def grade(self, name: str, path: Path, select: list[str] | None = None) -> SubmissionResult:
         """Grade one submission: every test, or the node ids in `select`."""
@@ -310,16 +314,16 @@ class Grader:
     ) -> SubmissionResult:
         started = time.monotonic()
         home = Path(tempfile.mkdtemp(prefix=f"{_slug(name)}-", dir=self.workroot))
-        inputs = None if self.inputs_for is None else self.inputs_for(name)
-        own = {} if inputs is None else {"inputs": inputs.description, "seed": inputs.seed}
+        inputs = None
         try:
             try:
                 left_out = copy_submission(path, home / "submission")
             except IntakeRefused as refusal:
-                tests = self._refused(lane, home, str(refusal))
+                tests = self._refused(lane, home, str(refusal), name)
                 output, record, notes = tests[0].message, RunRecord(), ()
                 rules = {}
             else:
+                inputs = None if self.inputs_for is None else self.inputs_for(name)
                 record, tests, output = self._judged(lane, home, left_out, select, inputs)
                 notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
                 rules = _read_rules(home / "submission", self.policy) | _called(
@@ -329,6 +333,7 @@ class Grader:
                 )
         finally:
             remove_tree(home)
+        own = {} if inputs is None else {"inputs": inputs.description, "seed": inputs.seed}
         return SubmissionResult(
             name=name,
             path=Path(clean(str(path), PATH_CHARS)),
@@ -342,6 +347,18 @@ class Grader:
             **own,
         )
 
+    def _inputs(self, name: str) -> DrawnInputs:
+        if self.inputs_for is None:
+            raise GraderError("the bundle holds no fixtures and no inputs are drawn per student")
+        return self.inputs_for(name)
+
+    def _new_uid(self, lane: Lane) -> int:
+        """A user id no grading of this run had, for `lane`'s next judge run."""
+        with self._lock:
+            lane.uid = draw_uid(self._uids)
+            self._uids.add(lane.uid)
+        return lane.uid
+
     def _judge(
         self, lane: Lane, home: Path, submission: Path, args: list[str]
     ) -> tuple[RunRecord, list[Collected], int | None]:
@@ -353,6 +370,7 @@ class Grader:
             harness=self.bundle.trusted,
             worker_log=home / "worker.log",
             lane=lane.index,
+            uid=self._new_uid(lane),
             limits=self.limits,
             sandbox=self.sandbox,
             cgroups=self.cgroups,
@@ -427,14 +445,16 @@ class Grader:
             return "not run: grading ran out of time (the deadline) before this test"
         return f"not run: the judge stopped before this test (exit {returncode})"
 
-    def _refused(self, lane: Lane, home: Path, reason: str) -> list[GradedTest]:
+    def _refused(self, lane: Lane, home: Path, reason: str, name: str) -> list[GradedTest]:
         """Every test an error that gives the intake's reason; no code of the submission
         runs. The tests are those a judge collected; before any judge has, one collects
-        them (`--collect-only`) on an empty copy, which costs seconds, not a grading."""
+        them (`--collect-only`) on an empty copy, which costs seconds, not a grading (on
+        the inputs of the submission's student where the bundle holds no fixtures)."""
         collected = self._collected
         if collected is None:
             (home / "nothing").mkdir()
-            args = [*pytest_args(self.bundle, home / "job.json"), "--collect-only"]
+            own = None if self.bundle.fixtures.is_dir() else self._inputs(name)
+            args = [*pytest_args(self.bundle, home / "job.json", None, own), "--collect-only"]
             _, collected, _ = self._judge(lane, home, home / "nothing", args)
             self._collected = collected
         message = f"not graded: {clean(reason, PATH_CHARS)}"

@@ -176,7 +176,9 @@ class Recorder:
         start = partial(job.sandbox.start, job.harness, job.submission, job.lane, job.limits)
         watch = (job.policy.to_json(),)
         self.adapters = RemoteAdapters(
-            start_worker=lambda serial: start(job.worker_log, job.cgroups, serial, watch, job.cpus),
+            start_worker=lambda serial: start(
+                job.worker_log, job.cgroups, serial, watch, job.cpus, job.uid
+            ),
             limits=job.limits,
             log=job.worker_log,
             on_start=lambda: self.write("worker"),
