@@ -565,6 +565,14 @@ REPORTS_INPUTS = _softmax(
     """
 )
 
+
+def computes_nothing(kind: str) -> Synthetic:
+    """Every adapter answering as `tests/evidence/degenerate/`'s `kind` does."""
+    answers = REPO_ROOT / "tests" / "evidence" / "degenerate" / "_answers.py"
+    code = answers.read_text().replace("from __future__ import annotations\n", "")
+    return Synthetic(adapters_tail=f"{code}\nglobals().update(adapters({kind!r}))\n")
+
+
 # Returns 300 MiB from softmax: over the grader's 256 MiB cap on a reply.
 HUGE_REPLY = _softmax("return torch.zeros(300 << 18)")
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.paths import REPO_ROOT
+from tests.evidence.degenerate._answers import KINDS
 from tests.grading import synthetic
 from tests.grading.conftest import (
     MEMORY_LIMIT,
@@ -52,7 +53,8 @@ class Batch:
     run: GradingRun
     root: Path
     listener: Listener
-    # A submission graded after the batch, looking for what the batch's left behind.
+    # Graded after the batch, with credit per case: a submission looking for what the
+    # batch's left behind, and those that compute nothing.
     later: GradingRun
     # Two students' copies of one submission that shows its inputs, graded per student.
     twins: GradingRun
@@ -65,7 +67,6 @@ def _grade(submissions: Path, out: Path, source: Path, *args: str) -> GradingRun
     namespaces refused and chooses the tier itself (no --sandbox option)."""
     return grade(
         submissions,
-        "--all-or-nothing",  # as the hostile batch: an attack costs its families' points
         f"--test-timeout={TEST_TIMEOUT}",
         f"--memory-limit={MEMORY_LIMIT}",
         *args,
@@ -113,12 +114,16 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
         synthetic.write_submission(submissions / name, submission)
     plant_links(submissions / "links", fixtures)
     source = root / "source"
-    run = _grade(submissions, root / "out", source, "-j2")
-    reader = synthetic.write_submission(root / "later" / "reads", synthetic.READS_LEFTOVERS)
-    later = _grade(reader, root / "later-out", source)
+    # As the hostile batch: an attack costs its families' points.
+    run = _grade(submissions, root / "out", source, "-j2", "--all-or-nothing")
+    synthetic.write_submission(root / "later" / "reads_leftovers", synthetic.READS_LEFTOVERS)
+    for kind in KINDS:
+        synthetic.write_submission(root / "later" / kind, synthetic.computes_nothing(kind))
+    later = _grade(root / "later", root / "later-out", source, "-j2", "--partial")
     for student in ("alice", "bob"):
         synthetic.write_submission(root / "twins" / student, synthetic.REPORTS_INPUTS)
-    twins = _grade(root / "twins", root / "twins-out", source, "-j2", "--per-student")
+    args = ("-j2", "--per-student", "--all-or-nothing")
+    twins = _grade(root / "twins", root / "twins-out", source, *args)
     return Batch(run, root, listener, later, twins, _leftovers())
 
 
@@ -177,10 +182,19 @@ def test_a_fill_of_the_shared_temp_folders_is_stopped_and_nothing_is_left(batch:
     assert "shared temp folders" in softmax[0] and "past the limit of 4096 files" in softmax[0]
     assert batch.leftovers == []
     # Graded after the batch, another submission finds nothing of what it left.
-    later = batch.later.results()
+    later = batch.later.results("reads_leftovers")
     assert batch.later.returncode == 0, batch.later.stderr
     assert family_statuses(later, "softmax") == {"failed"}
     assert later["max_score"] - later["score"] == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_submission_that_computes_nothing_scores_nothing(batch: Batch, kind: str):
+    """With credit per case, where a test such a submission passes (clipping under the
+    limit, AdamW's resume, ...) earns only beside one that tells it apart."""
+    assert batch.later.returncode == 0, batch.later.stderr
+    results = batch.later.results(kind)
+    assert results["score"] == 0, {t["name"]: t["score"] for t in results["tests"] if t["score"]}
 
 
 def test_two_students_are_shown_different_inputs(batch: Batch):
