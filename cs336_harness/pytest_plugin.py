@@ -18,6 +18,10 @@
   `cases.json`, marks behaviour this project chose where the upstream assignment is silent:
   tested as everything else, but graded apart (see "Contract and hardening" in
   docs/grading.md). A failing one says so in its message's first line.
+- `@pytest.mark.trivial("why")` on a test, or a `"trivial"` entry on a case, marks a check
+  that an implementation computing nothing also passes (an optimizer that never moves
+  resumes exactly): the grader credits it only beside a test of its family that tells them
+  apart ("No credit for doing nothing" in docs/grading.md).
 - The `pytest_cs336_adapters` hook lets a plugin hand the tests another adapters object:
   the grader's judge gives them one whose calls run in a sandboxed worker process.
 """
@@ -106,6 +110,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "meta: tests of the tests, run by `make meta`")
     config.addinivalue_line(
         "markers", "hardening(why): behaviour this project chose where upstream is silent"
+    )
+    config.addinivalue_line(
+        "markers", "trivial(why): a check that an implementation computing nothing also passes"
     )
     fixtures = config.getoption("--fixtures-dir") or os.environ.get(FIXTURES_ENV_VAR)
     config.stash[_FIXTURES] = Path(fixtures or DEFAULT_FIXTURES).resolve()
@@ -226,7 +233,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         pytest.param(
             entry,
             id=entry["id"],
-            marks=[pytest.mark.hardening(entry["hardening"])] if "hardening" in entry else [],
+            marks=[
+                *([pytest.mark.hardening(entry["hardening"])] if "hardening" in entry else []),
+                *([pytest.mark.trivial(entry["trivial"])] if "trivial" in entry else []),
+            ],
         )
         for entry in entries
     ]

@@ -11,11 +11,13 @@ names a failure's likely cause); the rubric; pyproject.toml and uv.lock for the 
 environment. Students never see it: Gradescope keeps it to the container, and the sandbox
 keeps it from the submission's code. Left out: a reference `cs336_basics` (a submission
 brings its own, and grading never imports the repository's), `tests/adapters.py`, the
-stored fixtures (the inputs are drawn in setup.sh, or per run) and the grader's own tests.
+stored fixtures (the inputs are drawn per student, once in setup.sh, or per run) and the
+grader's own tests.
 
 setup.sh is written for Gradescope's default image (`Image`): a pinned uv and Python,
-CPU-only torch of the course's version, the inputs drawn once for a seed the zip keeps;
-run_autograder passes the grader a deadline inside Gradescope's timeout.
+CPU-only torch of the course's version; by default run_autograder draws the inputs of each
+run's student from a secret the zip keeps (`student_inputs`), and passes the grader a
+deadline inside Gradescope's timeout.
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ DEFAULT_PYTHON = "3.12"
 # The torch versions a course may pick: those `.ci/matrix.py` checks (2.6 is the 2025
 # course's, 2.11 the 2026 course's), and uv.lock's own (`locked_torch`).
 MATRIX_TORCH = ("2.6", "2.11")
+# How the inputs are drawn: for each student (or group) from a secret the zip keeps, once
+# for the whole assignment in setup.sh, or anew for every run.
+PER_STUDENT, PER_ASSIGNMENT, PER_SUBMISSION = "per-student", "per-assignment", "per-submission"
+INPUTS = (PER_STUDENT, PER_ASSIGNMENT, PER_SUBMISSION)
+# The file of the per-student inputs' secret, beside run_autograder: setup.sh closes it to
+# every user but root, as the rest of the package.
+SECRET_FILE = "inputs_secret"
 # Gradescope's default autograder timeout, in seconds (its settings allow up to 40 minutes).
 GRADESCOPE_TIMEOUT = 600
 # Of that timeout, what run_autograder does not hand the grader as its deadline: the
@@ -68,8 +77,9 @@ TORCH={torch}
 # default (CUDA) build.
 TORCH_BACKEND={backend}
 # The seed of the inputs every submission is graded on, drawn once below; empty: inputs
-# drawn anew for every submission.
+# drawn by each run, for its student (PER_STUDENT=1) or anew.
 SEED={seed}
+PER_STUDENT={per_student}
 cd "${{AUTOGRADER_ROOT:-{root}}}/source"
 export DEBIAN_FRONTEND=noninteractive
 # bubblewrap: the sandbox every submission's code runs in; pip: to install uv from PyPI.
@@ -91,11 +101,18 @@ uv pip install --python .venv/bin/python --compile-bytecode \\
 rm -rf "$UV_CACHE_DIR"
 if [[ -n "$SEED" ]]; then
   .venv/bin/python -m cs336_harness.grading draw --seed "$SEED" --out inputs
+elif [[ -n "$PER_STUDENT" ]]; then
+  # Each run draws its student's inputs: one draw now, thrown away, says what that costs
+  # and that the generator works in this image.
+  start=$SECONDS
+  .venv/bin/python -m cs336_harness.grading draw --seed 0 --out /tmp/cs336-draw-check
+  rm -rf /tmp/cs336-draw-check
+  echo "setup.sh: a student's inputs take $((SECONDS - start)) s to draw here"
 fi
 # Gradescope's container refuses namespaces, so the sandbox's user tier confines each
 # submission: its user may read the environment (.venv, the Python under /opt) and nothing
 # else of the package: not the oracle, not the drawn inputs with their expected outputs, not
-# this script's seed. The grader refuses to grade if it could.
+# this script's seed, not the students' secret. The grader refuses to grade if it could.
 find . -mindepth 1 -maxdepth 1 ! -name .venv -exec chmod -R go-rwx {{}} +
 .venv/bin/python -c 'import sys, torch; print("python", sys.version[:7], torch.__version__)'
 size=$(du -sh --total .venv "$UV_PYTHON_INSTALL_DIR" | tail -1 | cut -f1)
@@ -105,8 +122,9 @@ echo "setup.sh: $SECONDS s; environment: $size"
 RUN = """\
 #!/usr/bin/env bash
 # Gradescope runs this for every submission, in a fresh container of the image setup.sh
-# built: it grades /autograder/submission and writes /autograder/results/results.json
-# before Gradescope's timeout. Written by `cs336-grade autograder`, with its options.
+# built: it grades /autograder/submission (for the student submission_metadata.json names)
+# and writes /autograder/results/results.json before Gradescope's timeout. Written by
+# `cs336-grade autograder`, with its options.
 # Outside Gradescope, AUTOGRADER_ROOT replaces /autograder and AUTOGRADER_PYTHON the
 # interpreter of the environment setup.sh installed.
 set -euo pipefail
@@ -114,8 +132,8 @@ root="$(cd "${{AUTOGRADER_ROOT:-{root}}}" && pwd)"
 cd "$root/source"
 # `-m` puts this directory first on the import path: the harness that grades is this copy,
 # whichever environment the interpreter belongs to.
-exec "${{AUTOGRADER_PYTHON:-.venv/bin/python}}" -m cs336_harness.grading.run_autograder "$root" \\
-  {options}
+exec "${{AUTOGRADER_PYTHON:-.venv/bin/python}}" -m cs336_harness.grading.run_autograder \\
+  {own}"$root" {options}
 """
 
 # pyproject.toml names README.md as the package's readme, so the install needs one.
@@ -124,11 +142,12 @@ README = """\
 
 Written by `cs336-grade autograder` from the cs336-basics harness; upload the zip as a
 programming assignment's autograder. `setup.sh` installs bubblewrap and the environment
-(its first lines say which Python and torch) and, unless inputs are drawn per submission,
-draws the inputs every submission is graded on; `run_autograder` grades each submission
+(its first lines say which Python and torch); `run_autograder` grades each submission
 (`cs336_basics/` and `tests/adapters.py`, at its top level or in one folder) with the options
-it lists. Its output (staff only, unless the rubric says otherwise) names the seed, and
-`cs336-grade SUBMISSION --seed S` regrades on the same inputs. `rubric.toml` holds the
+it lists, on inputs drawn for its student (or group) from `inputs_secret` (unless the zip
+was built with `--inputs per-assignment`, which setup.sh draws once). Its output (staff only,
+unless the rubric says otherwise) names the seed, and `cs336-grade SUBMISSION --seed S`
+regrades on the same inputs. `rubric.toml` holds the
 points and, in `[gradescope]`, who sees the results and when.
 
 For staff only: this package holds the oracle and the fixture generator.
@@ -166,6 +185,8 @@ class Image:
     seed: int | None = None
     # Gradescope's autograder timeout (seconds): results.json is written before it.
     timeout: float = GRADESCOPE_TIMEOUT
+    # The secret each student's inputs are drawn from (`student_inputs`); None: not per student.
+    secret: str | None = None
 
     def setup(self, repo: Path) -> str:
         return SETUP.format(
@@ -175,6 +196,7 @@ class Image:
             torch=shlex.quote(torch_requirement(self.torch or locked_torch(repo), repo)),
             backend="" if self.cuda else "cpu",
             seed="" if self.seed is None else self.seed,
+            per_student="1" if self.secret is not None else "",
         )
 
     def run_options(self) -> list[str]:
@@ -209,8 +231,13 @@ def build(
         shutil.copyfile(rubric, tree / "rubric.toml")
         (tree / "README.md").write_text(README)
         (tree / "setup.sh").write_text(setup)
-        run = RUN.format(root=GRADESCOPE_ROOT, options=shlex.join(options + image.run_options()))
+        own = f"--per-student {SECRET_FILE} " if image.secret is not None else ""
+        run = RUN.format(
+            root=GRADESCOPE_ROOT, own=own, options=shlex.join(options + image.run_options())
+        )
         (tree / "run_autograder").write_text(run)
+        if image.secret is not None:
+            (tree / SECRET_FILE).write_text(f"{image.secret}\n")
         _zip(tree, dest)
 
 
@@ -224,5 +251,6 @@ def _zip(tree: Path, dest: Path) -> None:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             # Unix permissions: Gradescope runs the two scripts as they are.
-            info.external_attr = (0o755 if name in EXECUTABLE else 0o644) << 16
+            mode = 0o755 if name in EXECUTABLE else 0o600 if name == SECRET_FILE else 0o644
+            info.external_attr = mode << 16
             archive.writestr(info, path.read_bytes())

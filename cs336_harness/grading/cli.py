@@ -17,6 +17,7 @@ import secrets
 import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -28,11 +29,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from cs336_harness.grading import cgroups, drawn
+from cs336_harness import withheld
+from cs336_harness.grading import cgroups, drawn, socket_filter
 from cs336_harness.grading.autograder import (
     DEFAULT_PYTHON,
     GRADESCOPE_TIMEOUT,
+    INPUTS,
     MATRIX_TORCH,
+    PER_ASSIGNMENT,
+    PER_STUDENT,
+    PER_SUBMISSION,
     PYTHONS,
     Image,
     locked_torch,
@@ -56,6 +62,7 @@ from cs336_harness.grading.scoring import (
     score,
 )
 from cs336_harness.grading.shards import merge, parse_shard, shard_positions
+from cs336_harness.grading.student_inputs import named_student, new_secret, student_seed
 from cs336_harness.grading.submissions import discover
 from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
 from cs336_harness.grading.user_isolation import Share
@@ -190,6 +197,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="DIR",
         help="grade on the inputs `cs336-grade draw` drew into DIR (their seed is in the reports)",
     )
+    inputs.add_argument(
+        "--per-student",
+        action="store_true",
+        help="draw each submission's inputs for its student, from the run's secret and the "
+        "submission's name (or --student): a student's resubmissions on the same inputs, two "
+        "students never; each report names its seed",
+    )
+    parser.add_argument(
+        "--inputs-secret",
+        metavar="SECRET",
+        help="with --per-student: the secret the students' seeds are drawn from (default: a "
+        "new one, printed for staff); keep it to grade resubmissions on the same inputs",
+    )
+    parser.add_argument(
+        "--student",
+        metavar="KEY",
+        help="with --per-student and one submission: the student it is graded for, instead "
+        "of the submission's name",
+    )
     parser.add_argument(
         "--for-students",
         action="store_true",
@@ -223,6 +249,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if (args.inputs_secret is not None or args.student is not None) and not args.per_student:
+        parser.error("--inputs-secret and --student are for --per-student")
+    if args.student is not None and len(args.submissions) != 1:
+        parser.error("--student names the student of one submission")
     if args.deadline is not None and args.deadline <= 0:
         parser.error("--deadline must be a positive number of seconds")
     return args
@@ -237,6 +267,8 @@ def _seed(args: argparse.Namespace, inputs: drawn.DrawnInputs | None) -> int | N
     stored fixtures, which are what `uv run pytest` checks, and works in the handout."""
     if inputs is not None:
         return inputs.seed
+    if args.per_student:  # each submission's own (`_per_student`)
+        return None
     if args.stored_inputs or (args.seed is None and not args.submissions):
         return None
     return args.seed if args.seed is not None else secrets.randbits(31)
@@ -244,7 +276,10 @@ def _seed(args: argparse.Namespace, inputs: drawn.DrawnInputs | None) -> int | N
 
 def _trusted_fixtures(
     args: argparse.Namespace, seed: int | None, workroot: Path, inputs: drawn.DrawnInputs | None
-) -> Path:
+) -> Path | None:
+    """The fixtures every submission is graded on; None: each its own (`--per-student`)."""
+    if args.per_student:
+        return None
     if inputs is not None:
         return inputs.fixtures
     if seed is not None:
@@ -288,6 +323,43 @@ def _grade_all(
     return again
 
 
+def _per_student(
+    args: argparse.Namespace, workroot: Path, errors: Console
+) -> Callable[[str], drawn.DrawnInputs] | None:
+    """With `--per-student`: the inputs of the submission of a name, drawn for its student
+    once, the first time they are asked for (a regrade alone asks again)."""
+    if not args.per_student:
+        return None
+    if not withheld.available(withheld.GENERATOR):
+        raise GraderError(
+            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
+            "draw inputs per student"
+        )
+    secret = args.inputs_secret
+    if secret is None:
+        secret = new_secret()
+        errors.print(
+            f"note: the students' inputs are drawn from the secret {secret}: keep it to grade "
+            f"resubmissions on the same inputs (--per-student --inputs-secret {secret})",
+            markup=False,
+            soft_wrap=True,
+        )
+    guard, locks, cache = threading.Lock(), {}, {}
+
+    def inputs_for(name: str) -> drawn.DrawnInputs:
+        student = named_student(args.student or name)
+        seed = student_seed(secret, student.key)
+        with guard:
+            lock = locks.setdefault(student.key, threading.Lock())
+        with lock:  # two lanes draw two students at once, never one twice
+            if student.key not in cache:
+                dest = workroot / "inputs" / str(seed)
+                cache[student.key] = drawn.draw_apart(seed, dest, student.description)
+            return cache[student.key]
+
+    return inputs_for
+
+
 def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -> None:
     graded = {f.family for r in results for f in r.families}
     beyond = sorted({f.family for r in results for f in r.beyond})
@@ -300,9 +372,14 @@ def _warn_about_rubric(rubric: Rubric, results: list[Score], console: Console) -
         console.print(f"[dim]rubric families with no tests (not graded): {', '.join(untested)}[/]")
 
 
-def _inputs(args: argparse.Namespace, seed: int | None) -> str:
-    if args.drawn_inputs is not None:
-        return f"drawn once for seed {seed} (cs336-grade draw; regrade on them: --seed {seed})"
+def _inputs(args: argparse.Namespace, seed: int | None, inputs: drawn.DrawnInputs | None) -> str:
+    if inputs is not None:
+        return inputs.description
+    if args.per_student:
+        return (
+            "per student: each submission's drawn from the run's secret and its student "
+            "(its own report names its seed)"
+        )
     if seed is not None:
         return f"fresh, drawn for seed {seed} (regrade on the same inputs: --seed {seed})"
     if args.stored_inputs:
@@ -327,7 +404,7 @@ def _report(
         table = family_table(results[0]) if len(results) == 1 else submissions_table(results)
         print_table(console, table)
     # Unwrapped, so that a seed or a path in them survives grep.
-    for line in info.lines():
+    for line in info.lines(graded[0] if len(graded) == 1 else None):
         console.print(line, markup=False, soft_wrap=True)
     console.print(f"reports in {args.out}: {', '.join(written)}", markup=False, soft_wrap=True)
     if info.for_students:  # what results.json leaves out, for staff
@@ -388,7 +465,8 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
     if wanted in (AUTO, USER) and os.geteuid() == 0:
         share = Share.create(bundle.trusted)
         reason = "--sandbox user" if wanted == USER else "namespaces refused here"
-        sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root))
+        no_filter = socket_filter.unavailable()
+        sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root), no_filter=no_filter)
         try:
             check_sandbox(sandbox, bundle.trusted, limits, _protected(args))
             if refusals:
@@ -434,7 +512,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             errors.print(f"note: {groups.description}", markup=False, soft_wrap=True)
         info = RunInfo(
             sandbox=sandbox.description,
-            inputs=_inputs(args, seed),
+            inputs=_inputs(args, seed, inputs),
             seed=seed,
             partial=_partial(args, rubric),
             visibility=args.visibility,
@@ -453,6 +531,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             rubric.rules.policy,
             deadline,
             preload=len(submissions) > 1,
+            inputs_for=_per_student(args, workroot, errors),
         )
         graded = _grade_all(grader, submissions, args.jobs, errors)
     finally:
@@ -520,15 +599,23 @@ def run_autograder(argv: list[str], console: Console) -> int:
     )
     image.add_argument(
         "--inputs",
-        choices=("per-assignment", "per-submission"),
-        default="per-assignment",
-        help="per-assignment (default): setup.sh draws the inputs once, for the seed, and every "
-        "submission is graded on them; per-submission: each run draws its own",
+        choices=INPUTS,
+        default=PER_STUDENT,
+        help="per-student (default): each run draws the inputs of its student (or group) from "
+        "a secret kept in the zip, the same for every resubmission; per-assignment: setup.sh "
+        "draws them once, for the seed, and every submission is graded on them; "
+        "per-submission: each run draws its own",
     )
     image.add_argument(
         "--seed",
         type=int,
         help="the seed of the per-assignment inputs (default: a new one, kept in the zip)",
+    )
+    image.add_argument(
+        "--inputs-secret",
+        metavar="SECRET",
+        help="the secret of the per-student inputs (default: a new one, kept in the zip): the "
+        "same secret in a rebuilt autograder keeps every student's inputs",
     )
     image.add_argument(
         "--timeout",
@@ -539,17 +626,23 @@ def run_autograder(argv: list[str], console: Console) -> int:
         f"{GRADESCOPE_TIMEOUT}): results.json is written before it",
     )
     args = parser.parse_args(argv)
-    if args.inputs == "per-submission" and args.seed is not None:
+    if args.inputs != PER_ASSIGNMENT and args.seed is not None:
         parser.error("--seed is for --inputs per-assignment")
+    if args.inputs != PER_STUDENT and args.inputs_secret is not None:
+        parser.error("--inputs-secret is for --inputs per-student")
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
     load_rubric(args.rubric)  # a broken rubric is refused here, not at every submission
-    per_assignment = args.inputs == "per-assignment"
     seed = args.seed if args.seed is not None else secrets.randbits(31)
-    seed = seed if per_assignment else None
-    built = Image(args.python, args.torch, args.cuda, seed, args.timeout)
+    seed = seed if args.inputs == PER_ASSIGNMENT else None
+    secret = (args.inputs_secret or new_secret()) if args.inputs == PER_STUDENT else None
+    built = Image(args.python, args.torch, args.cuda, seed, args.timeout, secret)
     build_autograder(args.out, args.rubric, _passed_on(args), image=built)
-    inputs = f"inputs drawn once, for seed {seed}" if per_assignment else "inputs per submission"
+    inputs = {
+        PER_STUDENT: "inputs per student, from a secret kept in the zip",
+        PER_ASSIGNMENT: f"inputs drawn once, for seed {seed}",
+        PER_SUBMISSION: "inputs per submission",
+    }[args.inputs]
     console.print(
         f"wrote {args.out} ({inputs}; results within {args.timeout:g} s): upload it as the "
         "assignment's autograder, with the same autograder timeout in its settings",
@@ -566,8 +659,11 @@ def run_draw(argv: list[str], console: Console) -> int:
     )
     parser.add_argument("--seed", type=int, required=True, help="the seed to draw them for")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write")
+    parser.add_argument(
+        "--for", dest="drawn_for", default="", metavar="WHOM", help="the student they are for"
+    )
     args = parser.parse_args(argv)
-    inputs = drawn.draw(args.seed, args.out)
+    inputs = drawn.draw(args.seed, args.out, args.drawn_for)
     console.print(f"drew the inputs of seed {inputs.seed} into {inputs.root}", markup=False)
     return EXIT_OK
 

@@ -21,6 +21,11 @@ WRITABLE = (
 )
 
 
+# Said after a socket the user tier's filter refused (`socket_filter`): a permission error
+# with no file, which the network namespace of bubblewrap's tier gives no worker either.
+NO_NETWORK = "the grader's sandbox has no network: only Unix sockets may be opened"
+
+
 # A call the harness makes as upstream's tests do, by keyword, to an adapter whose
 # parameters were renamed (upstream's own tests would fail the same way).
 UNEXPECTED_KEYWORD = re.compile(
@@ -46,6 +51,8 @@ def _case_twin(error: ModuleNotFoundError) -> str | None:
 
 def note(error: BaseException) -> str:
     """ " (...)" to append to `error`'s message, or ""."""
+    if isinstance(error, OSError) and error.errno == errno.EACCES and error.filename is None:
+        return f" ({NO_NETWORK})"
     if isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return f" ({WRITABLE})"
     if isinstance(error, SyntaxError):

@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
@@ -40,16 +40,17 @@ from typing import Any
 
 from cs336_harness.grading import cgroups, container, interpreter
 from cs336_harness.grading.cgroups import Cgroups
+from cs336_harness.grading.drawn import DrawnInputs
 from cs336_harness.grading.environment import absent_imports
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
 from cs336_harness.grading.interpreter import site_packages
 from cs336_harness.grading.job import Job
 from cs336_harness.grading.limits import BOOT_WALL, Limits
-from cs336_harness.grading.record import RunRecord, read_record
+from cs336_harness.grading.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
-from cs336_harness.grading.sandbox import ENV, USER, Sandbox
-from cs336_harness.grading.trusted import Bundle, remove_tree
+from cs336_harness.grading.sandbox import ENV, USER, Sandbox, draw_uid
+from cs336_harness.grading.trusted import Bundle, differences, digests, remove_tree
 from cs336_harness.grading.user_isolation import sweep
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
@@ -103,9 +104,17 @@ def read_excerpt(path: Path, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -
     )
 
 
-def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None) -> list[str]:
-    """The judge's pytest command line for one job: every test, or the node ids `select`."""
+def pytest_args(
+    bundle: Bundle,
+    job_file: Path,
+    select: list[str] | None = None,
+    inputs: DrawnInputs | None = None,
+) -> list[str]:
+    """The judge's pytest command line for one job: every test, or the node ids `select`,
+    on the bundle's fixtures or on `inputs` drawn for this submission alone."""
     trusted = bundle.trusted
+    fixtures = bundle.fixtures if inputs is None else inputs.fixtures
+    table = bundle.diagnosis_table if inputs is None else inputs.table
     return [
         *(str(trusted / nodeid) for nodeid in select or ["tests"]),
         "-c",
@@ -115,7 +124,7 @@ def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None)
         "-p",
         "cs336_harness.grading.recorder",
         f"--grading-job={job_file}",
-        f"--fixtures-dir={bundle.fixtures}",
+        f"--fixtures-dir={fixtures}",
         "-p",
         "no:cacheprovider",
         # No third-party plugin takes part in a graded run (and finding them costs each job
@@ -124,7 +133,7 @@ def pytest_args(bundle: Bundle, job_file: Path, select: list[str] | None = None)
         "-q",
         "--tb=short",
         "--show-capture=no",
-        *([f"--diagnosis-table={bundle.diagnosis_table}"] if bundle.diagnosis_table else []),
+        *([f"--diagnosis-table={table}"] if table else []),
     ]
 
 
@@ -147,6 +156,8 @@ class Lane:
         self.home = home
         self.preload = preload
         self.process: subprocess.Popen[str] | None = None
+        # The user id of the submission it grades now (its workers', the grader being root).
+        self.uid: int | None = None
         self._procs = [str(d / "cgroup.procs") for d in groups.judge(index)]
         self._cpus = None if groups.enabled else cgroups.lane_cpus(index, lanes)
         self.cpu_count = cgroups.lane_cpu_count(index, lanes, weighted=groups.enabled)
@@ -211,11 +222,16 @@ class Grader:
         policy: Policy = DEFAULT_POLICY,
         deadline: float | None = None,
         preload: bool = True,
+        inputs_for: Callable[[str], DrawnInputs] | None = None,
     ):
         """`deadline`: when the reports must be written, in seconds since the epoch;
         `preload`: the judges import what only failure reports need (`judge.py`) once, for
-        many submissions."""
+        many submissions; `inputs_for`: the inputs of the submission of a name, drawn for it
+        alone (`--per-student`; else every one is graded on the bundle's)."""
         self.bundle = bundle
+        self.inputs_for = inputs_for
+        # What each submission's own inputs held when drawn, checked after its grading.
+        self._drawn: dict[Path, dict[str, str]] = {}
         self.deadline = deadline
         self.reserve = 0.0 if deadline is None else deadline_reserve(deadline - time.time())
         self.policy = policy
@@ -233,15 +249,17 @@ class Grader:
         self._beside: dict[int, int] = {}
         # The tests a judge collected: the bundle's, so the same for every submission (two
         # lanes may both collect them before either has: the same list, twice).
-        self._collected: list[tuple[str, str, str]] | None = None
+        self._collected: list[Collected] | None = None
+        # The workers' user ids so far: each grading draws one of its own (`draw_uid`).
+        self._uids: set[int] = set()
 
     def stop(self) -> None:
         """Kill every judge (and so every worker): grading is over."""
         self._stopped.set()
         for lane in self.lanes:
             lane.stop()
-            if self.sandbox.kind == USER:  # its workers are in no group the judge's kill ends
-                sweep(self.sandbox.uid_base + lane.index)
+            if self.sandbox.kind == USER and lane.uid is not None:
+                sweep(lane.uid)  # its workers are in no group the judge's kill ends
 
     def grade(self, name: str, path: Path, select: list[str] | None = None) -> SubmissionResult:
         """Grade one submission: every test, or the node ids in `select`."""
@@ -296,15 +314,17 @@ class Grader:
     ) -> SubmissionResult:
         started = time.monotonic()
         home = Path(tempfile.mkdtemp(prefix=f"{_slug(name)}-", dir=self.workroot))
+        inputs = None
         try:
             try:
                 left_out = copy_submission(path, home / "submission")
             except IntakeRefused as refusal:
-                tests = self._refused(lane, home, str(refusal))
+                tests = self._refused(lane, home, str(refusal), name)
                 output, record, notes = tests[0].message, RunRecord(), ()
                 rules = {}
             else:
-                record, tests, output = self._judged(lane, home, left_out, select)
+                inputs = None if self.inputs_for is None else self.inputs_for(name)
+                record, tests, output = self._judged(lane, home, left_out, select, inputs)
                 notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
                 rules = _read_rules(home / "submission", self.policy) | _called(
                     Called(test.family, path, line, name, count)
@@ -313,6 +333,7 @@ class Grader:
                 )
         finally:
             remove_tree(home)
+        own = {} if inputs is None else {"inputs": inputs.description, "seed": inputs.seed}
         return SubmissionResult(
             name=name,
             path=Path(clean(str(path), PATH_CHARS)),
@@ -323,11 +344,24 @@ class Grader:
             peak_memory=record.peak_memory,
             notes=notes,
             **rules,
+            **own,
         )
+
+    def _inputs(self, name: str) -> DrawnInputs:
+        if self.inputs_for is None:
+            raise GraderError("the bundle holds no fixtures and no inputs are drawn per student")
+        return self.inputs_for(name)
+
+    def _new_uid(self, lane: Lane) -> int:
+        """A user id no grading of this run had, for `lane`'s next judge run."""
+        with self._lock:
+            lane.uid = draw_uid(self._uids)
+            self._uids.add(lane.uid)
+        return lane.uid
 
     def _judge(
         self, lane: Lane, home: Path, submission: Path, args: list[str]
-    ) -> tuple[RunRecord, list[tuple[str, str, str]], int | None]:
+    ) -> tuple[RunRecord, list[Collected], int | None]:
         """One judge run on the copy `submission` with pytest `args`: its record, the tests
         it collected, and pytest's exit code."""
         job = Job(
@@ -336,6 +370,7 @@ class Grader:
             harness=self.bundle.trusted,
             worker_log=home / "worker.log",
             lane=lane.index,
+            uid=self._new_uid(lane),
             limits=self.limits,
             sandbox=self.sandbox,
             cgroups=self.cgroups,
@@ -360,11 +395,18 @@ class Grader:
         return record, collected, returncode
 
     def _judged(
-        self, lane: Lane, home: Path, left_out: list[LeftOut], select: list[str] | None
+        self,
+        lane: Lane,
+        home: Path,
+        left_out: list[LeftOut],
+        select: list[str] | None,
+        inputs: DrawnInputs | None = None,
     ) -> tuple[RunRecord, list[GradedTest], str]:
         """The record and the tests' verdicts on the copy in `home`, and the output to
         report."""
-        args = pytest_args(self.bundle, home / "job.json", select)
+        args = pytest_args(self.bundle, home / "job.json", select, inputs)
+        if inputs is not None and inputs.root not in self._drawn:
+            self._drawn[inputs.root] = digests(inputs.root)
         kills = container.oom_kills()
         record, collected, returncode = self._judge(lane, home, home / "submission", args)
         # Without cgroups of its own, a worker's memory is bounded per process, below the
@@ -374,16 +416,18 @@ class Grader:
         if select is None:
             self._collected = collected
         problems = self.bundle.problems()
+        if inputs is not None:
+            problems += differences(inputs.root, self._drawn[inputs.root])
         if problems:
             raise GraderError(f"the trusted bundle changed: {'; '.join(problems[:5])}")
         tests = []
         why = self._why_stopped(returncode)
         host = _host_failure(record, returncode, killed)
-        for nodeid, family, kind in collected:
+        for nodeid, family, kind, trivial in collected:
             test = record.finished.get(nodeid) or GradedTest(nodeid, family, Status.ERROR, why)
             if host and test.status != Status.PASSED:
                 test = replace(test, status=Status.ERROR, message=host, host_failure=True)
-            tests.append(replace(test, family=family, kind=kind))
+            tests.append(replace(test, family=family, kind=kind, trivial=trivial))
         output = "\n".join(
             [
                 "--- judge (trusted tests) ---",
@@ -401,20 +445,22 @@ class Grader:
             return "not run: grading ran out of time (the deadline) before this test"
         return f"not run: the judge stopped before this test (exit {returncode})"
 
-    def _refused(self, lane: Lane, home: Path, reason: str) -> list[GradedTest]:
+    def _refused(self, lane: Lane, home: Path, reason: str, name: str) -> list[GradedTest]:
         """Every test an error that gives the intake's reason; no code of the submission
         runs. The tests are those a judge collected; before any judge has, one collects
-        them (`--collect-only`) on an empty copy, which costs seconds, not a grading."""
+        them (`--collect-only`) on an empty copy, which costs seconds, not a grading (on
+        the inputs of the submission's student where the bundle holds no fixtures)."""
         collected = self._collected
         if collected is None:
             (home / "nothing").mkdir()
-            args = [*pytest_args(self.bundle, home / "job.json"), "--collect-only"]
+            own = None if self.bundle.fixtures.is_dir() else self._inputs(name)
+            args = [*pytest_args(self.bundle, home / "job.json", None, own), "--collect-only"]
             _, collected, _ = self._judge(lane, home, home / "nothing", args)
             self._collected = collected
         message = f"not graded: {clean(reason, PATH_CHARS)}"
         return [
-            GradedTest(nodeid, family, Status.ERROR, message, kind=kind)
-            for nodeid, family, kind in collected
+            GradedTest(nodeid, family, Status.ERROR, message, kind=kind, trivial=trivial)
+            for nodeid, family, kind, trivial in collected
         ]
 
 

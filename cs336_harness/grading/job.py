@@ -33,6 +33,8 @@ class Job:
     # When the judge must have finished, in seconds since the epoch (`cs336-grade
     # --deadline`); None: no deadline but the limits'.
     deadline: float | None = None
+    # The user id its workers run as when the grader is root (`sandbox.draw_uid`).
+    uid: int = 0
 
     def to_json(self) -> str:
         return json.dumps(
@@ -48,6 +50,7 @@ class Job:
                 "policy": self.policy.to_json(),
                 "cpus": self.cpus,
                 "deadline": self.deadline,
+                "uid": self.uid,
             }
         )
 
@@ -68,4 +71,5 @@ class Job:
             policy=Policy.from_json(data["policy"]),
             cpus=int(data["cpus"]),
             deadline=data.get("deadline"),
+            uid=int(data.get("uid", 0)),
         )

@@ -1,7 +1,8 @@
 """The verdict record: the judge's recorder (`recorder`) writes it, the grader reads it back
 here. One JSON line per event, flushed at once:
 
-    {"event": "collected", "tests": [{"nodeid": ..., "family": ..., "kind": ...}, ...]}
+    {"event": "collected", "tests": [{"nodeid": ..., "family": ..., "kind": ...,
+                                      "trivial": ...}, ...]}
     {"event": "worker"}                       a worker process was started
     {"event": "worker_end", "peak_memory": N} and ended: the most memory its cgroup held
                                               (0: no cgroup)
@@ -9,7 +10,8 @@ here. One JSON line per event, flushed at once:
     {"event": "finish", "nodeid": ..., "status": ..., "message": ..., "details": ...,
      "duration": ..., "called": [[name, path, line, count], ...]}
 
-`kind` is "contract" or "hardening" (the `hardening` marker); `called` (left out when
+`kind` is "contract" or "hardening" (the `hardening` marker), `trivial` the `trivial`
+marker's reason ("": none); `called` (left out when
 empty) the forbidden calls the worker reported during the test (`rules.called.read_called`).
 The judge runs only trusted code, so the record is the verdict; the reader still bounds
 what it loads, and cleans the text that quotes the submission (`untrusted`): this is where
@@ -22,6 +24,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from cs336_harness.grading.results import CONTRACT, GradedTest, Status
 from cs336_harness.rules.called import CallSite, read_called
@@ -34,11 +37,20 @@ DETAILS_CHARS = 4000
 MAX_LINE = 64 * 1024
 
 
+class Collected(NamedTuple):
+    """A test the judge collected, as its `collected` event describes it."""
+
+    nodeid: str
+    family: str
+    kind: str = CONTRACT
+    trivial: str = ""
+
+
 @dataclass
 class RunRecord:
     """The events of one judge run, as far as it got."""
 
-    collected: list[tuple[str, str, str]] | None = None  # (node id, family, kind)
+    collected: list[Collected] | None = None
     # How many tests began: none, and no code of the submission has run yet.
     started: int = 0
     finished: dict[str, GradedTest] = field(default_factory=dict)
@@ -70,7 +82,12 @@ def read_record(path: Path) -> RunRecord:
             kind = event.get("event")
             if kind == "collected":
                 record.collected = [
-                    (str(t["nodeid"]), str(t["family"]), str(t.get("kind", CONTRACT)))
+                    Collected(
+                        str(t["nodeid"]),
+                        str(t["family"]),
+                        str(t.get("kind", CONTRACT)),
+                        str(t.get("trivial", "")),
+                    )
                     for t in event["tests"]
                 ]
             elif kind == "worker":

@@ -54,6 +54,11 @@ def _kind(item: pytest.Item) -> str:
     return HARDENING if item.get_closest_marker("hardening") else CONTRACT
 
 
+def _trivial(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("trivial")
+    return str(marker.args[0]) if marker and marker.args else ""
+
+
 def _first_line(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line[:MESSAGE_CHARS]
@@ -171,7 +176,9 @@ class Recorder:
         start = partial(job.sandbox.start, job.harness, job.submission, job.lane, job.limits)
         watch = (job.policy.to_json(),)
         self.adapters = RemoteAdapters(
-            start_worker=lambda serial: start(job.worker_log, job.cgroups, serial, watch, job.cpus),
+            start_worker=lambda serial: start(
+                job.worker_log, job.cgroups, serial, watch, job.cpus, job.uid
+            ),
             limits=job.limits,
             log=job.worker_log,
             on_start=lambda: self.write("worker"),
@@ -192,7 +199,12 @@ class Recorder:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         tests = [
-            {"nodeid": item.nodeid, "family": _family(item), "kind": _kind(item)}
+            {
+                "nodeid": item.nodeid,
+                "family": _family(item),
+                "kind": _kind(item),
+                "trivial": _trivial(item),
+            }
             for item in session.items
         ]
         self.order = {item.nodeid: i for i, item in enumerate(session.items)}

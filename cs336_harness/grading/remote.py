@@ -46,7 +46,7 @@ from cs336_harness.adapter_loader import (
 from cs336_harness.grading.limits import BOOT_WALL, Limits, format_size
 from cs336_harness.grading.protocol import Closed, ProtocolError, read_frame, write_frame
 from cs336_harness.grading.sandbox import Worker
-from cs336_harness.grading.timekeeping import CallClock, Deadline, Timeout
+from cs336_harness.grading.timekeeping import CallClock, Deadline, Overfilled, Timeout
 from cs336_harness.not_implemented import message as not_implemented
 from cs336_harness.probes import needs_of
 from cs336_harness.rules.called import CALLED_MAX, CALLED_SITES, CallSite, read_called
@@ -273,6 +273,7 @@ class RemoteAdapters:
             wall,
             cpu_reason,
             wall_reason,
+            self.worker.overfilled if self.worker.watch is not None else None,
         )
 
     def _past_cutoff(self) -> bool:
@@ -338,6 +339,9 @@ class RemoteAdapters:
             raise self._fail_import(failure) from None
         except Closed:
             message = f"cannot import adapters: the worker {self._died()} while importing them"
+            raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
+        except Overfilled as overfilled:
+            message = f"cannot import adapters: {overfilled}; the worker was stopped"
             raise self._fail_import(AdapterImportFailure(message, pytrace=False)) from None
         except ProtocolError as error:
             message = f"cannot import adapters: the worker broke the protocol: {error}"
@@ -405,11 +409,19 @@ class RemoteAdapters:
         except Timeout as timeout:
             self.close()
             raise self._timed_out(timeout, f"{timeout}; the worker was stopped") from None
+        except Overfilled as overfilled:
+            self.close()
+            raise Failed(f"{overfilled}; the worker was stopped", pytrace=False) from None
         except ProtocolError as error:
             self.close()
             raise BadReply(f"{name} sent back {error}", pytrace=False) from None
         finally:
             self._charge(clock)
+        # A reply within one slice of the call is checked too.
+        overfilled = clock.watch() if clock.watch is not None else ""
+        if overfilled:
+            self.close()
+            raise Failed(f"{overfilled}; the worker was stopped", pytrace=False)
         return self._result(name, reply, request)
 
     def _result(self, name: str, reply: dict[str, Any], request: dict[str, Any]) -> Any:

@@ -55,6 +55,9 @@ class GradedTest:
     details: str = ""
     duration: float = 0.0
     kind: str = CONTRACT
+    # How an implementation that computes nothing passes it too (the `trivial` marker's why;
+    # "": it does not): it earns only beside a passed test of its family that is not trivial.
+    trivial: str = ""
     # A time-out that load could have caused: the wall-clock cap of a call, or a worker that
     # did not start (a call's CPU time does not depend on what runs beside it).
     load_sensitive: bool = False
@@ -100,6 +103,10 @@ class SubmissionResult:
     # reported it, so it could hide a call: evidence, not proof.
     called_count: int = 0
     called: tuple[Called, ...] = ()
+    # Inputs of its own (`--per-student`): what the reports' `inputs:` line says of them,
+    # and their seed; "" and None: the run's.
+    inputs: str = ""
+    seed: int | None = None
 
 
 # How every report introduces what the worker saw, beside the static reading.

@@ -1,10 +1,11 @@
 """What the autograder's `run_autograder` runs, in Gradescope's container, per submission.
 
-`python -m cs336_harness.grading.run_autograder ROOT [OPTIONS]` finds the submission in
-what the student uploaded, ROOT/submission, grades it with `cs336-grade OPTIONS
---for-students`, and puts its Gradescope report where Gradescope reads it,
-ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose a
-run (how it was made, the trusted processes' logs) goes to stdout.
+`python -m cs336_harness.grading.run_autograder [--per-student SECRET_FILE] ROOT [OPTIONS]`
+finds the submission in what the student uploaded, ROOT/submission, draws the inputs of its
+student (`student_inputs`, from ROOT/submission_metadata.json and the secret), grades it with
+`cs336-grade OPTIONS --for-students`, and puts its Gradescope report where Gradescope reads
+it, ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose
+a run (how it was made, the trusted processes' logs) goes to stdout.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from cs336_harness.grading import cli, container
+from cs336_harness.grading import cli, container, drawn
+from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.limits import format_size, parse_size
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.scoring import load_rubric
+from cs336_harness.grading.student_inputs import gradescope_student, student_seed
 from cs336_harness.grading.submissions import DEBRIS, UPLOAD_DEPTH, find_in_upload
 from cs336_harness.untrusted import clean_names
 
@@ -98,9 +102,33 @@ def fit_memory(options: list[str], limit: int | None) -> list[str] | str:
     return [*options, f"--memory-limit={room}"]
 
 
-def grade(root: Path, options: list[str]) -> int:
+def _with_deadline_less(options: list[str], spent: float) -> list[str]:
+    """`options` with `--deadline=S` shortened by `spent` seconds, what the run used first."""
+    return [
+        f"--deadline={float(o.split('=', 1)[1]) - spent:g}" if o.startswith("--deadline=") else o
+        for o in options
+    ]
+
+
+def student_inputs(root: Path, secret_file: Path, dest: Path) -> drawn.DrawnInputs:
+    """Draw the inputs of the student (or group) whose submission this is into `dest`. The
+    secret is read here, and only the student's own seed leaves this process (a command
+    line is visible to every process of the container)."""
+    student = gradescope_student(root / "submission_metadata.json")
+    mode = secret_file.stat().st_mode
+    if mode & 0o077:
+        raise GraderError(
+            f"{secret_file} is open to other users (mode {mode & 0o777:o}), and so to the "
+            f"submission's code: chmod go-rwx {secret_file} (setup.sh does)"
+        )
+    secret = secret_file.read_text().strip()
+    seed = student_seed(secret, student.key)
+    return drawn.draw_apart(seed, dest, student.description)
+
+
+def grade(root: Path, options: list[str], secret_file: Path | None = None) -> int:
     """Grade the submission in `root`/submission into `root`/results/results.json;
-    cs336-grade's exit status.
+    cs336-grade's exit status. With `secret_file`, on the inputs of its student.
 
     The submission is looked for in the upload (`submissions.find_in_upload`): one that is
     not there, or not alone, gets a score of 0 and a one-line message that says why. When
@@ -127,6 +155,16 @@ def grade(root: Path, options: list[str]) -> int:
         write_json(results / "results.json", report, indent=2)
         return 0
     with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as out:
+        if secret_file is not None:
+            started = time.monotonic()
+            try:
+                inputs = student_inputs(root, secret_file, Path(out) / "inputs")
+            except (GraderError, ValueError, OSError) as error:
+                print(f"cs336-grade: cannot grade: {error}", file=sys.stderr, flush=True)
+                return cli.EXIT_GRADER_ERROR
+            spent = time.monotonic() - started
+            print(f"inputs: {inputs.description}, drawn in {spent:.1f} s", flush=True)
+            fitted = [*_with_deadline_less(fitted, spent), f"--drawn-inputs={inputs.root}"]
         # The rubric is this package's own; the results are for the student to read.
         status = cli.main([str(found[0]), "--out", out, "--for-students", *fitted])
         report = Path(out) / "results.json"
@@ -142,10 +180,17 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m cs336_harness.grading.run_autograder",
         description="Grade ROOT/submission into ROOT/results/results.json (run_autograder).",
     )
+    parser.add_argument(
+        "--per-student",
+        type=Path,
+        metavar="SECRET_FILE",
+        help="draw the inputs of the submission's student (submission_metadata.json's users) "
+        "from the secret in this file",
+    )
     parser.add_argument("root", type=Path, help="/autograder on Gradescope")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="cs336-grade's options")
     args = parser.parse_args(argv)
-    return grade(args.root, args.options)
+    return grade(args.root, args.options, args.per_student)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ in `bwrap` (Debian's `bubblewrap`) with
 - its own PID, network (loopback only, its own), IPC, UTS and cgroup namespaces, a session
   of its own, and death with its parent: every process it starts ends with it;
 - an unprivileged user: when the grader runs as root, the worker drops to a user id of its
-  own (a block drawn per run, `draw_uid_base`, + the grading lane) with no capabilities and
+  own (drawn for each grading, `draw_uid`) with no capabilities and
   `no_new_privs` (util-linux's `setpriv`); otherwise bwrap maps the grader's own user into a
   user namespace;
 - the resource limits of `limits.Limits` (data memory, file size, CPU time, processes);
@@ -35,10 +35,17 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.grading import cgroups, interpreter, user_isolation
+from cs336_harness.grading import (
+    cgroups,
+    interpreter,
+    shared_temp,
+    socket_filter,
+    user_isolation,
+)
 from cs336_harness.grading.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.interpreter import site_packages
@@ -50,17 +57,21 @@ HARNESS_MOUNT = "/harness"
 SHM_DIR = ".shm"
 SUBMISSION_MOUNT = "/submission"
 WORKER_MODULE = "cs336_harness.grading.worker"
-# User ids of the workers when the grader is root: one per lane, so that the process limit
-# and the kernel's same-user permissions never join two submissions. Each run draws its
-# block of LANES_PER_RUN ids at random from [2^20, 2^31), above the ranges handed to people's
-# accounts and to containers' subordinate ids: two graders on one host, or in two containers
-# sharing a kernel, never share a user id, so neither a process limit (counted per user
-# across the host) nor a kill of every process of a user reaches from one into the other.
-UID_FIRST, UID_END, LANES_PER_RUN = 1 << 20, 1 << 31, 1024
+# User ids of the workers when the grader is root: one per grading of a submission, so that
+# the process limit and the kernel's same-user permissions never join two submissions, nor
+# what one left behind the next one graded in its lane. Each is drawn at random from
+# [2^20, 2^31), above the ranges handed to people's accounts and to containers' subordinate
+# ids: two graders on one host, or in two containers sharing a kernel, do not share one, so
+# neither a process limit (counted per user across the host) nor a kill of every process of
+# a user reaches from one into the other.
+UID_FIRST, UID_END = 1 << 20, 1 << 31
 
 
-def draw_uid_base() -> int:
-    return UID_FIRST + secrets.randbelow((UID_END - UID_FIRST) // LANES_PER_RUN) * LANES_PER_RUN
+def draw_uid(taken: Collection[int] = ()) -> int:
+    """A worker's user id, none of `taken` (this run's)."""
+    while (uid := UID_FIRST + secrets.randbelow(UID_END - UID_FIRST)) in taken:
+        pass
+    return uid
 
 
 PR_SET_PDEATHSIG = 1
@@ -181,9 +192,11 @@ class Worker:
     process: subprocess.Popen[bytes]
     group: WorkerGroup | None = None
     tmp: Path | None = None
-    # The user tier: the worker's user id, and the folders made for it (its source, its home).
+    # The user tier: the worker's user id, the folders made for it (its source, its home),
+    # and what bounds it in the host's shared temp folders.
     uid: int | None = None
     folders: tuple[Path, ...] = ()
+    watch: shared_temp.Watch | None = None
 
     def cpu_seconds(self) -> float:
         """CPU time of everything the worker ran so far."""
@@ -197,11 +210,16 @@ class Worker:
     def peak_memory(self) -> int:
         return self.group.peak_memory() if self.group is not None else 0
 
+    def overfilled(self) -> str:
+        """Why it holds too much in the shared temp folders (the user tier), or ""."""
+        return self.watch.exceeded() if self.watch is not None else ""
+
     def release(self) -> None:
         """After the process has ended: end whatever its user id still runs, remove its
         group, its /tmp's mount point and its folders."""
         if self.uid is not None:
             user_isolation.sweep(self.uid)
+            shared_temp.remove_owned(self.uid)
         if self.group is not None:
             self.group.remove()
         if self.tmp is not None:
@@ -223,10 +241,11 @@ class Sandbox:
     kind: str = BUBBLEWRAP
     # Why a weaker tier than bubblewrap, for the reports.
     reason: str = "--no-sandbox"
-    uid_base: int = field(default_factory=draw_uid_base)
     mounts: tuple[str, ...] = field(default_factory=lambda: tuple(python_paths()))
     site: tuple[str, ...] = field(default_factory=lambda: tuple(site_packages()))
     share: str = ""
+    # The user tier: why its seccomp filter (`socket_filter`) cannot be had here; "": it is.
+    no_filter: str = ""
 
     @property
     def description(self) -> str:
@@ -234,9 +253,14 @@ class Sandbox:
         if self.kind == BUBBLEWRAP:
             return "bubblewrap"
         if self.kind == USER:
+            network = (
+                f"no network isolation (no seccomp filter: {self.no_filter})"
+                if self.no_filter
+                else "no socket but Unix ones (a seccomp filter)"
+            )
             return (
-                f"user isolation ({self.reason}): a user id of its own, without namespaces "
-                "(no network isolation)"
+                f"user isolation ({self.reason}): a user id of its own, without namespaces; "
+                f"{network}"
             )
         return f"none ({self.reason}): submission code ran unconfined, as the grader's user"
 
@@ -256,21 +280,21 @@ class Sandbox:
         self,
         harness: Path,
         submission: Path,
-        lane: int,
+        uid: int,
         limits: Limits,
         tmp: Path | None = None,
         worker_args: tuple[str, ...] = (),
         cpus: int = 1,
     ) -> list[str]:
-        """The worker's command line; `harness` holds the `cs336_harness` package, `tmp` the
-        private tmpfs to bind as /tmp (else bwrap makes one bounded in bytes only),
-        `worker_args` follow the adapters' path, `cpus` is what its os.cpu_count() says."""
+        """The worker's command line; `harness` holds the `cs336_harness` package, `uid` is
+        the user id it runs as when the grader is root, `tmp` the private tmpfs to bind as
+        /tmp (else bwrap makes one bounded in bytes only), `worker_args` follow the adapters'
+        path, `cpus` is what its os.cpu_count() says."""
         adapters = "tests/adapters.py"
         worker = interpreter.command(WORKER_MODULE)
         if self.kind == NONE:
             return [*worker, str(submission / adapters), *worker_args]
         if self.kind == USER:
-            uid = self.uid_base + lane
             return [*user_isolation.setpriv(uid), *worker, str(submission / adapters), *worker_args]
         bwrap = shutil.which("bwrap")
         if bwrap is None:
@@ -305,7 +329,6 @@ class Sandbox:
         for name, value in interpreter.environment([HARNESS_MOUNT], env, self.site).items():
             command += ["--setenv", name, value]
         if self._as_root():
-            uid = str(self.uid_base + lane)
             command += [
                 "--",
                 "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
@@ -339,9 +362,11 @@ class Sandbox:
         serial: int = 0,
         worker_args: tuple[str, ...] = (),
         cpus: int = 1,
+        uid: int = UID_FIRST,
     ) -> Worker:
-        """Start a worker (the `serial`-th of its lane's submission); its protocol is on the
-        process's stdin and stdout. Its /tmp's mount point is made beside `log`."""
+        """Start a worker (the `serial`-th of its lane's submission, as `uid` when the grader
+        is root); its protocol is on the process's stdin and stdout. Its /tmp's mount point
+        is made beside `log`."""
         rlimits = limits.rlimits(own_user=self.confined and self._as_root())
         group = groups.worker(lane, serial) if groups is not None and groups.enabled else None
         if group is not None:
@@ -350,11 +375,14 @@ class Sandbox:
         tmp = log.parent / f"worker-tmp-{serial}" if self.private_tmp else None
         if tmp is not None:
             tmp.mkdir(exist_ok=True)
-        uid, folders = None, ()
+        folders: tuple[Path, ...] = ()
+        # Compiled here: the forked child only installs it.
+        network = socket_filter.compiled() if self.kind == USER and not self.no_filter else None
         if self.kind == USER:  # a copy its group may read, and a home of its own
-            uid = self.uid_base + lane
             share = user_isolation.Share(Path(self.share))
-            submission, home = folders = share.prepare(submission, lane, serial, uid)
+            submission, home = folders = share.prepare(submission, serial, uid)
+            paths = (*shared_temp.SHARED, home)
+            watch = shared_temp.Watch(uid, paths, limits.output, limits.files)
         else:  # unconfined, its working directory is one of its own, not the host's /tmp
             home = log.parent / f"worker-home-{serial}"
             if self.kind == NONE:
@@ -369,10 +397,12 @@ class Sandbox:
                 _set_parent_death_signal()
             if self.kind == USER:
                 user_isolation.raise_oom_score()
+            if network is not None:
+                network.install()
 
         with log.open("ab") as stderr:
             process = subprocess.Popen(
-                self.command(harness, submission, lane, limits, tmp, worker_args, cpus),
+                self.command(harness, submission, uid, limits, tmp, worker_args, cpus),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -381,7 +411,9 @@ class Sandbox:
                 start_new_session=True,
                 preexec_fn=prepare,
             )
-        return Worker(process, group, tmp, uid, folders)
+        if self.kind != USER:
+            return Worker(process, group, tmp)
+        return Worker(process, group, tmp, uid, folders, watch)
 
 
 # What the worker must not find in site-packages: the reference implementation and the
@@ -402,7 +434,7 @@ def check_sandbox(
         candidates = (*user_isolation.PROTECTED, harness.parent, *protected)
         hidden = [p for p in candidates if p.exists()]
         share = user_isolation.Share(Path(sandbox.share))
-        user_isolation.check(share, sandbox.uid_base, sandbox.site, hidden)
+        user_isolation.check(share, draw_uid(), sandbox.site, hidden, not sandbox.no_filter)
         return
     refused = _namespaces_refused()
     if refused:
@@ -419,7 +451,7 @@ def check_sandbox(
     tmp = harness.parent / "probe-tmp" if sandbox.private_tmp else None
     if tmp is not None:
         tmp.mkdir(exist_ok=True)
-    command = sandbox.command(harness, probe, 0, limits, tmp)
+    command = sandbox.command(harness, probe, draw_uid(), limits, tmp)
     # Everything up to the interpreter, then a Python that finds the harness and exits.
     command = [*command[: command.index(sys.executable)], sys.executable, *interpreter.FLAGS,
                "-c", "import cs336_harness"]  # fmt: skip

@@ -12,7 +12,9 @@ its share (the rubric's `[scoring] credit = "case"`, the default), or only when 
 (`credit = "family"`). Its *hardening* tests (behaviour this project chose where upstream is
 silent, and calls upstream's tests never make) are scored apart, together, as the rubric's
 `[hardening]` entry: 0 points unless an instructor sets otherwise, so that a correct
-upstream-style implementation never loses a point to them.
+upstream-style implementation never loses a point to them. A test that an implementation
+computing nothing also passes (`GradedTest.trivial`) earns only where a test of its family
+that is not trivial passed, so that doing nothing scores 0 everywhere.
 The `[rules]` entry sets what the assignment's rules cost (`cs336_harness.rules`): the
 points taken from a submission whose source uses what they forbid (`penalty`, default 0:
 reported only), and names allowed beyond the default policy's (`allowed`).
@@ -213,10 +215,16 @@ class FamilyScore:
     max_points: float
     status: Status
     in_rubric: bool
+    # Passed trivial tests whose family had no other test passed: they earn nothing.
+    uncounted: frozenset[str] = frozenset()
 
     @property
     def passed(self) -> int:
         return sum(t.status == Status.PASSED for t in self.tests)
+
+    def counts(self, test: GradedTest) -> bool:
+        """Whether `test` earns its share: passed, and not a trivial pass standing alone."""
+        return test.status == Status.PASSED and test.nodeid not in self.uncounted
 
     @property
     def first_problem(self) -> GradedTest | None:
@@ -226,7 +234,7 @@ class FamilyScore:
     def test_points(self, test: GradedTest) -> tuple[float, float]:
         """(score, max) of one test: the family's points spread evenly over its tests."""
         share = self.max_points / len(self.tests)
-        earned = test.status == Status.PASSED and self.points > 0
+        earned = self.counts(test) and self.points > 0
         return (share if earned else 0.0), share
 
 
@@ -254,15 +262,21 @@ class Score:
 
 
 def _family_score(
-    family: str, tests: list[GradedTest], rubric: Rubric, partial: bool
+    family: str, tests: list[GradedTest], rubric: Rubric, partial: bool, told_apart: set[str]
 ) -> FamilyScore:
+    """`told_apart`: the families in which a test that is not trivial passed."""
     entry = rubric.get(family)
     max_points = entry.points if entry else 0.0
-    passed = sum(t.status == Status.PASSED for t in tests)
+    uncounted = frozenset(
+        t.nodeid
+        for t in tests
+        if t.trivial and t.status == Status.PASSED and t.family not in told_apart
+    )
+    counted = sum(t.status == Status.PASSED and t.nodeid not in uncounted for t in tests)
     if partial:
-        points = max_points * passed / len(tests)
+        points = max_points * counted / len(tests)
     else:
-        points = max_points if passed == len(tests) else 0.0
+        points = max_points if counted == len(tests) else 0.0
     registered = BY_NAME[family].title if family in BY_NAME else family
     return FamilyScore(
         family=family,
@@ -272,6 +286,7 @@ def _family_score(
         max_points=max_points,
         status=family_status(t.status for t in tests),
         in_rubric=entry is not None,
+        uncounted=uncounted,
     )
 
 
@@ -286,8 +301,9 @@ def score(submission: SubmissionResult, rubric: Rubric, partial: bool | None = N
         graded = rubric.get(test.family) is not None
         key = HARDENING if test.kind == HARDENING and graded else test.family
         groups.setdefault(key, []).append(test)
+    told_apart = {t.family for t in submission.tests if t.status == Status.PASSED and not t.trivial}
     ordered = sorted(groups, key=rubric.order)
-    scores = [_family_score(f, groups[f], rubric, partial) for f in ordered]
+    scores = [_family_score(f, groups[f], rubric, partial, told_apart) for f in ordered]
     families = tuple(s for s in scores if s.in_rubric)
     beyond = tuple(s for s in scores if not s.in_rubric and s.status != Status.NOT_IMPLEMENTED)
     penalty = rubric.rules.penalty if submission.forbidden_count else 0.0

@@ -35,6 +35,11 @@ class Timeout(Exception):
         self.wall_clock = wall_clock
 
 
+class Overfilled(Exception):
+    """The worker holds more than its limits in the host's shared temp folders (the user
+    tier, `shared_temp.Watch`); the message says how much."""
+
+
 class Deadline:
     """When to stop waiting for the other end: a point on the monotonic clock.
 
@@ -99,7 +104,9 @@ class CallClock(Deadline):
         wall_limit: float,
         cpu_reason: str,
         wall_reason: str,
+        watch: Callable[[], str] | None = None,
     ):
+        """`watch`: asked at every slice; a reason it returns stops the wait (`Overfilled`)."""
         started = time.monotonic()
         super().__init__(started + wall_limit)
         self.cpu_seconds = cpu_seconds
@@ -107,6 +114,7 @@ class CallClock(Deadline):
         self.cpu_limit = cpu_limit
         self.wall_start = started
         self.reasons = (cpu_reason, wall_reason)
+        self.watch = watch
         self._used = 0.0
 
     def used(self) -> float:
@@ -120,6 +128,8 @@ class CallClock(Deadline):
         return time.monotonic() - self.wall_start
 
     def remaining(self) -> float:
+        if self.watch is not None and (reason := self.watch()):
+            raise Overfilled(reason)
         if self.used() >= self.cpu_limit:
             raise Timeout(self.reasons[0], wall_clock=False)
         if time.monotonic() >= self.at:

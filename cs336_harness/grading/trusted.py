@@ -134,13 +134,18 @@ class Bundle:
         return differences(directory or self.root, self.expected)
 
 
-def build_bundle(repo: Path, fixtures: Path, dest: Path, table: Path | None = None) -> Bundle:
-    """Copy the trusted harness, tests and `fixtures` from `repo` into `dest`; `table`: the
-    known mistakes' outputs on `fixtures`, computed already (`drawn.draw`)."""
+def build_bundle(
+    repo: Path, fixtures: Path | None, dest: Path, table: Path | None = None
+) -> Bundle:
+    """Copy the trusted harness, tests and `fixtures` from `repo` into `dest` (None: no
+    fixtures, each submission brings its own drawn inputs); `table`: the known mistakes'
+    outputs on `fixtures`, computed already (`drawn.draw`)."""
     trusted = dest / "trusted"
     copy_tree(repo / "cs336_harness", trusted / "cs336_harness", repo)
     copy_tree(repo / "tests", trusted / "tests", repo, skip=NOT_TRUSTED_TESTS)
     (trusted / "pytest.ini").write_text(PYTEST_INI)
+    if fixtures is None:
+        return Bundle(dest, digests(dest))
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
     if table is not None:
         shutil.copyfile(table, dest / DIAGNOSIS_TABLE)

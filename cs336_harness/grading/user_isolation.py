@@ -1,27 +1,9 @@
-"""The sandbox's second tier: a user of its own, where namespaces are refused.
-
-bubblewrap needs namespaces, which a Docker container with its default capabilities (no
-CAP_SYS_ADMIN, a seccomp profile that refuses `unshare` and `mount`: Gradescope's) does not
-allow. There, running as root, the grader still keeps a submission from the verdict:
-
-- the worker runs as a user id of its own per lane and per run (as in bubblewrap's tier,
-  `sandbox.draw_uid_base`), no capabilities, `no_new_privs` (util-linux's `setpriv`);
-- it reads only what other users may read: the interpreter and site-packages, the public
-  harness copied into a shared folder (`Share`), and a copy of its submission that only its
-  own group can read; its home, temp and working directory is a folder only it can enter.
-  The trusted side (the run's work folder with the bundle, fixtures, expected outputs and
-  verdict records, mode 0700; the oracle and generator, `PROTECTED`) must be unreadable to
-  it, and `check` refuses to grade when it is not;
-- its limits are the rlimits (memory per process, file size, CPU time, 64 processes for its
-  user id), a cgroup where the host lets the grader write one, and an OOM score that makes
-  it the kernel's first choice when the container runs out of memory;
-- every process of its user id is killed when it ends (`sweep`): nothing it starts, in any
-  session, outlives it.
-
-What only namespaces stop is not stopped here: it shares the host's network (it can
-connect out and to the container's loopback), sees every process in /proc (their command
-lines included: no secret may be in an argument), and shares /tmp and /dev/shm with the
-container. docs/grading.md lists, per tier, what is stopped.
+"""The sandbox's second tier: a user of its own, where namespaces are refused (a Docker
+container with its default capabilities, as Gradescope's): a user id per grading, a home
+only it can enter, a copy of its submission only its group can read, the public harness in
+a shared folder (`Share`), a check that it can read nothing it must not (`check`), and a
+sweep of every process of its user id when it ends. docs/grading.md, "Tiers", lists what
+this tier stops and what it does not.
 """
 
 from __future__ import annotations
@@ -37,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cs336_harness.grading import interpreter
+from cs336_harness.grading import interpreter, socket_filter
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.paths import REPO_ROOT
 
@@ -87,16 +69,16 @@ class Share:
     def harness(self) -> Path:
         return self.root / "harness"
 
-    def source(self, lane: int, serial: int) -> Path:
-        return self.root / f"source-{lane}-{serial}"
+    def source(self, uid: int, serial: int) -> Path:
+        return self.root / f"source-{uid}-{serial}"
 
-    def home(self, lane: int, serial: int) -> Path:
-        return self.root / f"home-{lane}-{serial}"
+    def home(self, uid: int, serial: int) -> Path:
+        return self.root / f"home-{uid}-{serial}"
 
-    def prepare(self, submission: Path, lane: int, serial: int, uid: int) -> tuple[Path, Path]:
+    def prepare(self, submission: Path, serial: int, uid: int) -> tuple[Path, Path]:
         """A copy of `submission` only `uid`'s group can read (it cannot change it), and a
         home only `uid` can enter: (source, home)."""
-        source, home = self.source(lane, serial), self.home(lane, serial)
+        source, home = self.source(uid, serial), self.home(uid, serial)
         for path in (source, home):
             remove(path)
         shutil.copytree(submission, source, symlinks=True)
@@ -153,21 +135,32 @@ def sweep(uid: int) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
-# Run as the worker's user: whether it can run Python, import the harness, and read what it
-# must not. Prints one JSON line.
+# Run as the worker's user: whether it can run Python, import the harness, read what it must
+# not, and open an internet socket. Prints one JSON line.
 PROBE = """
-import json, os, sys
+import json, os, socket, subprocess, sys
 readable = [p for p in sys.argv[1:] if os.access(p, os.R_OK)]
 import cs336_harness
-print(json.dumps({"readable": readable}))
+# Started as the submission's own code starts one (a spawned Pool, a subprocess), with no
+# privilege left: setpriv's exec can reach an interpreter that this cannot.
+subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
+    online = True
+except PermissionError:
+    online = False
+print(json.dumps({"readable": readable, "online": online}))
 """
 
 
-def check(share: Share, uid: int, site: tuple[str, ...], protected: list[Path]) -> None:
-    """Start the worker's Python as `uid` once; a GraderError says what stops the tier: the
-    interpreter it cannot run, the harness it cannot import, or a protected path it can
-    read."""
-    home = share.home(0, -1)
+def check(
+    share: Share, uid: int, site: tuple[str, ...], protected: list[Path], filtered: bool
+) -> None:
+    """Start the worker's Python as `uid` once, with the seccomp filter where `filtered`; a
+    GraderError says what stops the tier: the interpreter it cannot run, the harness it
+    cannot import, a protected path it can read, or a filter that lets a socket through."""
+    network = socket_filter.compiled() if filtered else None
+    home = share.home(uid, -1)
     remove(home)
     home.mkdir(mode=0o700)
     os.chown(home, uid, uid)
@@ -181,6 +174,7 @@ def check(share: Share, uid: int, site: tuple[str, ...], protected: list[Path]) 
             cwd=home,
             env=interpreter.environment([str(share.harness)], env, site),
             timeout=120,
+            preexec_fn=None if network is None else network.install,
         )
     except (OSError, subprocess.SubprocessError) as error:
         raise GraderError(f"the worker's user cannot be started: {error}") from None
@@ -200,3 +194,6 @@ def check(share: Share, uid: int, site: tuple[str, ...], protected: list[Path]) 
             f"oracle or expected outputs: chmod -R o-rwx {readable[0]} (the autograder's "
             "setup.sh does), or grade where bubblewrap's namespaces work"
         )
+    if filtered and json.loads(done.stdout)["online"]:
+        raise GraderError(f"the worker's user (uid {uid}) could open an internet socket under "
+                          "the seccomp filter")  # fmt: skip

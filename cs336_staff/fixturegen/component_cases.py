@@ -202,6 +202,7 @@ def add_softmax(fs: FixtureSet) -> None:
         {"dim": 1},
         {"in_features": huge},
         oracle.softmax(huge, 1),
+        trivial="each row is one-hot: a one-hot at the arg-max gives it",
     )
     x3 = normal(rng, 3, 5, 7)
     fs.add(

@@ -74,7 +74,13 @@ def add_gradient_clipping(fs: FixtureSet) -> None:
     shapes = [(4, 5), (7,), (2, 3, 2), (3,)]
     without_grad = [3]  # a parameter that took no part in the loss
 
-    def add(case_id: str, description: str, grads: list[np.ndarray], max_norm: float) -> None:
+    def add(
+        case_id: str,
+        description: str,
+        grads: list[np.ndarray],
+        max_norm: float,
+        trivial: str | None = None,
+    ) -> None:
         rng = fs.rng("gradient_clipping", case_id, "values")
         values = [normal(rng, *s) for s in shapes]
         clipped = oracle.clip_gradients(
@@ -88,6 +94,7 @@ def add_gradient_clipping(fs: FixtureSet) -> None:
             {f"value.{i}": v for i, v in enumerate(values)}
             | {f"grad.{i}": g for i, g in enumerate(grads) if i not in without_grad},
             np.concatenate([g.ravel() for g in clipped if g is not None]),
+            trivial=trivial,
         )
 
     rng = fs.rng("gradient_clipping", "over_limit")
@@ -98,7 +105,8 @@ def add_gradient_clipping(fs: FixtureSet) -> None:
     grads = _gradients(rng, shapes, [0.5, 0.5, 0.5, 0.5])
     norm = float(np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads[:3])))
     add("under_limit", "a norm already under the limit: gradients unchanged", grads,
-        float(np.float32(norm * rng.uniform(1.2, 2.0))))  # fmt: skip
+        float(np.float32(norm * rng.uniform(1.2, 2.0))),
+        trivial="they come back unchanged: a clipping that does nothing gives them")  # fmt: skip
     rng = fs.rng("gradient_clipping", "epsilon")
     grads = _gradients(rng, shapes, [1.0, 1.0, 1.0, 1.0])
     norm = float(np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads[:3])))
@@ -332,6 +340,7 @@ def add_decoding(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
             {"logits": logits},
             np.argmax(logits, axis=-1),
             hardening=hardening,
+            trivial="the arg-max of each row: sampling that ignores temperature and top-p gives it",
         )
     new = 10
     prompt, greedy = _greedy_prompt(fs, model, new)

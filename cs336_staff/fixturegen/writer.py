@@ -53,18 +53,22 @@ class FixtureSet:
         expected: np.ndarray | None,
         weights: dict[str, np.ndarray] | None = None,
         hardening: str | None = None,
+        trivial: str | None = None,
     ) -> None:
         """Store one case. `expected` is the oracle's float64 result (None for a case judged by
         a property, such as a checkpoint round trip's equality); it is stored as float32,
         which rounds away the last-bit differences between BLAS and libm builds (so the files
         are identical on every machine) at a cost of 2⁻²⁴ relative, far below any tolerance.
         `hardening`: why this case checks behaviour the upstream assignment leaves open (the
-        grader reports such cases apart and scores only the contract)."""
+        grader reports such cases apart and scores only the contract). `trivial`: how an
+        implementation that computes nothing also gives this case's answer (the grader
+        credits such a case only beside a case of its family that tells them apart)."""
         entries = self.cases.setdefault(family, [])
         if any(e["id"] == case_id for e in entries):
             raise ValueError(f"duplicate case id {family}/{case_id}")
         entry = {"id": case_id, "description": description, "params": params}
-        entries.append(entry | ({"hardening": hardening} if hardening else {}))
+        entry |= {"hardening": hardening} if hardening else {}
+        entries.append(entry | ({"trivial": trivial} if trivial else {}))
         store = self.tensors.setdefault(family, {})
         for name, value in inputs.items():
             store[f"{case_id}/{name}"] = _as_tensor(value)

@@ -56,6 +56,7 @@ def test_adamw(case, adapters):
     )  # fmt: skip
 
 
+@pytest.mark.trivial("an optimizer whose steps change nothing resumes as well")
 def test_adamw_resumes_from_its_state_dict(case, adapters):
     """Halfway, the optimizer's `state_dict()` is saved and loaded into a fresh one, as a
     checkpoint does; the rest of the run must be the uninterrupted run's, bit for bit (the

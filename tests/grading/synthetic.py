@@ -489,6 +489,90 @@ def phones_home(port: int) -> Synthetic:
     )
 
 
+# What the user tier's attacks on the host's shared temp folders name their files.
+LEFTOVER = "cs336-leftover"
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# A fill of /dev/shm: more files and bytes than a worker's private /tmp may hold.
+FILL_FILES, FILL_BYTES = 20_000, 150 << 20
+
+# Leaves files, world-readable, in every shared temp folder (standard-library look-alikes
+# and a .pth in a folder of their own, as a trap for a Python started there) and fills
+# /dev/shm; its softmax is right only when the fill went through.
+LEAVES_FILES = _softmax(
+    f"""
+    import os
+
+    for folder in {SHARED_TEMP!r}:
+        try:
+            trap = os.path.join(folder, f"{LEFTOVER}-{{os.getpid()}}")
+            os.makedirs(trap, exist_ok=True)
+            for name in ("torch.py", "csv.py", "sitecustomize.py", "planted.pth"):
+                with open(os.path.join(trap, name), "w") as f:
+                    f.write("# left by a submission\\n")
+            with open(f"{{trap}}-note.txt", "w") as f:
+                f.write("a secret left for the next submission")
+        except OSError:
+            pass
+    fill = f"/dev/shm/{LEFTOVER}-fill-{{os.getpid()}}"
+    try:
+        os.makedirs(fill, exist_ok=True)
+        chunk = b"x" * ({FILL_BYTES} // {FILL_FILES})
+        for i in range({FILL_FILES}):
+            with open(f"{{fill}}/{{i}}", "wb") as f:
+                f.write(chunk)
+    except OSError:
+        return {WRONG}
+    e = torch.exp(in_features - in_features.amax(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+    """
+)
+
+# Reads what other submissions left in the shared temp folders: the right softmax when it
+# found any of it.
+READS_LEFTOVERS = _softmax(
+    f"""
+    import os
+
+    found = []
+    for folder in {SHARED_TEMP!r}:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("{LEFTOVER}") and name.endswith(".txt"):
+                try:
+                    with open(os.path.join(folder, name)) as f:
+                        found.append(f.read())
+                except OSError:
+                    pass
+    if not found:
+        return {WRONG}
+    e = torch.exp(in_features - in_features.amax(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+    """
+)
+
+# Shows the inputs it was handed where the student reads: a fingerprint of each softmax
+# input in its failure message.
+FINGERPRINT = "inputs fingerprint"
+REPORTS_INPUTS = _softmax(
+    f"""
+    import hashlib
+
+    digest = hashlib.sha256(in_features.detach().contiguous().numpy().tobytes()).hexdigest()
+    raise RuntimeError(f"{FINGERPRINT} {{digest[:16]}}")
+    """
+)
+
+
+def computes_nothing(kind: str) -> Synthetic:
+    """Every adapter answering as `tests/evidence/degenerate/`'s `kind` does."""
+    answers = REPO_ROOT / "tests" / "evidence" / "degenerate" / "_answers.py"
+    code = answers.read_text().replace("from __future__ import annotations\n", "")
+    return Synthetic(adapters_tail=f"{code}\nglobals().update(adapters({kind!r}))\n")
+
+
 # Returns 300 MiB from softmax: over the grader's 256 MiB cap on a reply.
 HUGE_REPLY = _softmax("return torch.zeros(300 << 18)")
 

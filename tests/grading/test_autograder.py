@@ -22,11 +22,18 @@ import pytest
 
 from cs336_harness.grading import cli
 from cs336_harness.grading import run_autograder as run_autograder_module
-from cs336_harness.grading.autograder import MATRIX_TORCH, Image, build, locked_torch
+from cs336_harness.grading.autograder import (
+    MATRIX_TORCH,
+    SECRET_FILE,
+    Image,
+    build,
+    locked_torch,
+)
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.handout import export
 from cs336_harness.grading.run_autograder import TRUSTED_MEMORY, fit_memory, not_found
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC
+from cs336_harness.grading.student_inputs import student_seed
 from cs336_harness.grading.submissions import find_in_upload
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
@@ -121,7 +128,8 @@ def rubric(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def package(tmp_path_factory: pytest.TempPathFactory, rubric: Path) -> Path:
     path = tmp_path_factory.mktemp("package") / "autograder.zip"
     limits = (f"--test-timeout={TEST_TIMEOUT}", f"--memory-limit={MEMORY_LIMIT}")
-    built = grade("autograder", "--rubric", rubric, *limits, out=path)
+    # Drawn once, in setup.sh: the tests below grade many runs (per student: its own test).
+    built = grade("autograder", "--rubric", rubric, *limits, "--inputs=per-assignment", out=path)
     assert built.returncode == 0, built.stderr
     return path
 
@@ -143,19 +151,40 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, package: Path) -> Path:
     return dest
 
 
+def metadata(users: list[int]) -> str:
+    """A submission_metadata.json as Gradescope writes it, for a submission by `users`."""
+    return json.dumps(
+        {
+            "id": 123456,
+            "created_at": "2026-01-20T14:22:32.365935-08:00",
+            "assignment": {"due_date": "2026-01-28T23:59:00.000000-08:00", "title": "A1"},
+            "submission_method": "upload",
+            "users": [{"email": f"s{u}@example.edu", "id": u, "name": f"S {u}"} for u in users],
+            "previous_submissions": [],
+        }
+    )
+
+
 def run_autograder(
-    package: Path, root: Path, submission: Path, inputs: Path, env: dict[str, str] | None = None
+    package: Path,
+    root: Path,
+    submission: Path,
+    inputs: Path | None,
+    env: dict[str, str] | None = None,
+    users: tuple[int, ...] = (1234,),
 ) -> subprocess.CompletedProcess[str]:
-    """Lay out `root` as Gradescope's /autograder, as setup.sh leaves it (the inputs drawn),
-    and run its run_autograder there."""
+    """Lay out `root` as Gradescope's /autograder, as setup.sh leaves it (the inputs drawn,
+    unless each run draws its own), and run its run_autograder there for `users`."""
     with zipfile.ZipFile(package) as archive:
         archive.extractall(root / "source")
         for info in archive.infolist():  # extractall drops the Unix permissions
             (root / "source" / info.filename).chmod(info.external_attr >> 16)
-    (root / "source" / "inputs").symlink_to(inputs, target_is_directory=True)
+    if inputs is not None:
+        (root / "source" / "inputs").symlink_to(inputs, target_is_directory=True)
     shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
     (root / "run_autograder").chmod(0o755)
     shutil.copytree(submission, root / "submission")
+    (root / "submission_metadata.json").write_text(metadata(list(users)))
     env = (env or dict(os.environ)) | {
         "AUTOGRADER_ROOT": str(root),
         "AUTOGRADER_PYTHON": sys.executable,
@@ -265,6 +294,45 @@ def test_run_autograder_grades_a_submission_as_the_rubric_shows_it(
             assert all(message not in line for line in lines[1:]), test["output"]
 
 
+def test_each_student_is_graded_on_inputs_of_their_own(rubric: Path, tmp_path: Path):
+    """The default package: each run draws its student's inputs from the zip's secret, which
+    no path of the run shows; two students (a group, whichever member submits) get two."""
+    package = tmp_path / "autograder.zip"
+    limits = (f"--test-timeout={TEST_TIMEOUT}", f"--memory-limit={MEMORY_LIMIT}")
+    built = grade("autograder", "--rubric", rubric, *limits, out=package)
+    assert built.returncode == 0, built.stderr
+    secret = zipfile.ZipFile(package).read(SECRET_FILE).decode().strip()
+    assert len(secret) == 32 and "inputs per student" in built.stdout
+    assert _setup_line(package, "SEED") == "" and _setup_line(package, "PER_STUDENT") == "1"
+    submission = synthetic.write_submission(tmp_path / "submission", synthetic.CORRECT)
+    lines = {}
+    for users in [(1234,), (99, 7)]:
+        root = tmp_path / f"autograder-{users[0]}"
+        done = run_autograder(package, root, submission, None, users=users)
+        assert done.returncode == 0, done.stderr
+        results = json.loads((root / "results" / "results.json").read_text())
+        assert results["score"] == results["max_score"]
+        seed = student_seed(secret, f"gradescope:{','.join(sorted(map(str, users)))}")
+        lines[users] = results["extra_data"]["run"][1]
+        assert f"seed {seed} (regrade on them: --seed {seed})" in lines[users]
+        assert secret not in done.stdout + json.dumps(results)
+    assert lines[(1234,)].startswith("inputs: drawn for Gradescope user 1234, seed")
+    assert lines[(99, 7)].startswith("inputs: drawn for Gradescope group of users 7, 99, seed")
+
+
+def test_a_run_without_its_student_is_not_graded(rubric: Path, tmp_path: Path):
+    """Without users in submission_metadata.json there is no student to draw for: the
+    autograder fails (Gradescope shows staff), it does not grade on someone else's inputs."""
+    package = tmp_path / "autograder.zip"
+    assert grade("autograder", "--rubric", rubric, out=package).returncode == 0
+    submission = synthetic.write_submission(tmp_path / "submission", synthetic.CORRECT)
+    root = tmp_path / "autograder"
+    done = run_autograder(package, root, submission, None, users=())
+    assert done.returncode == 2
+    assert "cannot grade:" in done.stderr and "names no users" in done.stderr
+    assert not (root / "results" / "results.json").exists()
+
+
 def _upload(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -339,7 +407,10 @@ def test_without_a_sandbox_run_autograder_fails_and_writes_no_results(
     """A package that insists on bubblewrap, where there is none: no score the student did
     not earn (Gradescope reports the autograder's failure), and the reason on stderr."""
     package = tmp_path / "autograder.zip"
-    built = grade("autograder", "--rubric", rubric, "--sandbox=bubblewrap", out=package)
+    built = grade(
+        "autograder", "--rubric", rubric, "--sandbox=bubblewrap", "--inputs=per-assignment",
+        out=package,
+    )  # fmt: skip
     assert built.returncode == 0, built.stderr
     submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
     root = tmp_path / "autograder"

@@ -26,7 +26,7 @@ def test_a_record_cut_short_keeps_what_finished(tmp_path: Path):
             event="collected",
             tests=[
                 {"nodeid": "a", "family": "f", "kind": "contract"},
-                {"nodeid": "b", "family": "f", "kind": HARDENING},
+                {"nodeid": "b", "family": "f", "kind": HARDENING, "trivial": "why"},
             ],
         )
         + _event(event="worker")
@@ -37,7 +37,7 @@ def test_a_record_cut_short_keeps_what_finished(tmp_path: Path):
         + '{"event": "finish", "nodeid": "b", "sta'  # the judge died mid-line
     )
     record = read_record(log)
-    assert record.collected == [("a", "f", "contract"), ("b", "f", HARDENING)]
+    assert record.collected == [("a", "f", "contract", ""), ("b", "f", HARDENING, "why")]
     assert record.finished["a"].status == Status.PASSED
     assert "b" not in record.finished
     assert record.workers == 2

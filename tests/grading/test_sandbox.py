@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.grading.limits import Limits, apply_rlimits
-from cs336_harness.grading.sandbox import Sandbox
+from cs336_harness.grading.sandbox import UID_END, UID_FIRST, Sandbox, draw_uid
 from tests.grading.conftest import Listener
 
 LIMITS = Limits(processes=16)
+# As the grader draws one for each grading: above people's and containers' ids.
+UID = draw_uid()
 
 # Run inside the sandbox: a report of the worker's world, as JSON.
 PROBE = """
@@ -64,7 +66,7 @@ def _probe(sandbox: Sandbox, tmp_path: Path, python: str, user: str | None = Non
     for path in (tmp_path, *tmp_path.parents):  # pytest's temp dirs are 0700
         if str(path).startswith("/tmp/"):
             path.chmod(path.stat().st_mode | 0o055)
-    command = sandbox.command(tmp_path / "harness", tmp_path / "submission", 0, LIMITS)
+    command = sandbox.command(tmp_path / "harness", tmp_path / "submission", UID, LIMITS)
     listener = Listener()
     command = [*command[: command.index(sys.executable)], python, "-S", "-c", PROBE,
                str(listener.port)]  # fmt: skip
@@ -104,13 +106,18 @@ def _assert_confined(world: dict, sandbox: Sandbox) -> None:
     assert not world["reaches_host_loopback"] and world["accepted"] == 0
 
 
+def test_each_grading_draws_a_user_id_no_other_has():
+    taken = {draw_uid() for _ in range(1000)}
+    assert len(taken) == 1000 and all(UID_FIRST <= uid < UID_END for uid in taken)
+    assert draw_uid(taken) not in taken
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the grader drops to its own user as root only")
 def test_as_root_the_worker_runs_as_a_user_of_its_own(tmp_path: Path):
     sandbox = Sandbox()
     world = _probe(sandbox, tmp_path, sys.executable)
     _assert_confined(world, sandbox)
-    assert world["uid"] == sandbox.uid_base and world["no_new_privs"] == "1"
-    assert 1 << 20 <= sandbox.uid_base < 1 << 31  # drawn per run: no other grader's
+    assert world["uid"] == UID and world["no_new_privs"] == "1"
     # The process limit holds (the probe and its threads count too); the forked sleepers
     # ended with the sandbox.
     assert world["forks"] < LIMITS.processes

@@ -198,6 +198,33 @@ def test_a_family_earns_its_share_per_case_or_all_or_nothing():
     assert partial.families[1].test_points(rope.tests[0]) == (1.0, 1.0)
 
 
+def test_a_trivial_pass_earns_only_beside_a_test_of_its_family_that_tells_it_apart(
+    tmp_path: Path,
+):
+    why = "a clipping that does nothing gives them"
+    alone = (
+        GradedTest("t::clip0", "gradient_clipping", Status.PASSED, trivial=why),
+        GradedTest("t::clip1", "gradient_clipping", Status.FAILED),
+        GradedTest("t::lm0", "transformer_lm", Status.FAILED),
+        GradedTest("t::lm1", "transformer_lm", Status.PASSED, kind=HARDENING, trivial=why),
+    )
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(DEFAULT_RUBRIC.read_text().replace("points = 0\n", "points = 4\n"))
+    result = score(SubmissionResult("s", Path("."), alone, "", 0.0, 1), load_rubric(rubric))
+    assert result.points == 0
+    clipping = next(f for f in result.families if f.family == "gradient_clipping")
+    assert clipping.test_points(alone[0]) == (0.0, clipping.max_points / 2)
+    assert not clipping.counts(alone[0])
+    # The same pass beside one that tells them apart earns; in the hardening entry too,
+    # which the family's contract test unlocks.
+    told = (alone[0], replace(alone[1], status=Status.PASSED), *alone[2:])
+    told = (*told[:2], replace(told[2], status=Status.PASSED), told[3])
+    for partial in (True, False):
+        result = score(SubmissionResult("s", Path("."), told, "", 0.0, 1), load_rubric(rubric),
+                       partial)  # fmt: skip
+        assert result.points == result.max_points
+
+
 @pytest.mark.parametrize(
     ("table", "message"),
     [('credit = "test"', "credit must be one of case, family"), ("partial = true", "only credit")],

@@ -3,12 +3,16 @@ Docker container with default capabilities (Gradescope's) gets it: the attacks o
 verdict that the sandbox stops (the judge stops the others out of process, whatever the
 tier), graded from an unpacked autograder whose oracle setup.sh closed to other users,
 earn nothing, write nothing outside, and leave nothing running; correct submissions keep
-every point. What only namespaces stop is asserted to happen (it connects out), so that the
-docs' list of what this tier does not stop is checked too."""
+every point. The tier's own: a send over the network reaches nothing (a seccomp filter), a
+fill of the shared temp folders is stopped and everything left there removed, so a later
+submission finds nothing, and a submission that shows its inputs in its failure messages
+shows two students different ones."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import zipfile
 from dataclasses import dataclass
@@ -17,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.paths import REPO_ROOT
+from tests.evidence.degenerate._answers import KINDS
 from tests.grading import synthetic
 from tests.grading.conftest import (
     MEMORY_LIMIT,
@@ -39,11 +44,44 @@ DOCKER_CAPS = (
 )
 
 
+# Attacks on the host's shared temp folders, graded in the batch and after it.
+TIER_ATTACKS = ("leaves_files",)
+
+
 @dataclass
 class Batch:
     run: GradingRun
     root: Path
     listener: Listener
+    # Graded after the batch, with credit per case: a submission looking for what the
+    # batch's left behind, and those that compute nothing.
+    later: GradingRun
+    # Two students' copies of one submission that shows its inputs, graded per student.
+    twins: GradingRun
+    # What of the attacks' files was still in the shared temp folders at the end.
+    leftovers: list[str]
+
+
+def _grade(submissions: Path, out: Path, source: Path, *args: str) -> GradingRun:
+    """Graded as the autograder's container would: with its capabilities, the grader finds
+    namespaces refused and chooses the tier itself (no --sandbox option)."""
+    return grade(
+        submissions,
+        f"--test-timeout={TEST_TIMEOUT}",
+        f"--memory-limit={MEMORY_LIMIT}",
+        *args,
+        out=out,
+        cwd=source,
+        prefix=("setpriv", f"--bounding-set={DOCKER_CAPS}", "--inh-caps=-all"),
+    )
+
+
+def _leftovers() -> list[str]:
+    return sorted(
+        str(path)
+        for folder in synthetic.SHARED_TEMP
+        for path in Path(folder).glob(f"{synthetic.LEFTOVER}*")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,30 +109,30 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
         "links": synthetic.LINKS,
     }
     assert set(attacks) == set(SANDBOX_ATTACKS)
+    attacks["leaves_files"] = synthetic.LEAVES_FILES
     for name, submission in {**attacks, "victim": synthetic.CORRECT}.items():
         synthetic.write_submission(submissions / name, submission)
     plant_links(submissions / "links", fixtures)
-    # The container's capabilities, so that the grader itself finds namespaces refused and
-    # chooses the tier (no --sandbox option).
-    run = grade(
-        submissions,
-        "-j2",
-        "--all-or-nothing",  # as the hostile batch: an attack costs its families' points
-        f"--test-timeout={TEST_TIMEOUT}",
-        f"--memory-limit={MEMORY_LIMIT}",
-        out=root / "out",
-        cwd=root / "source",
-        prefix=("setpriv", f"--bounding-set={DOCKER_CAPS}", "--inh-caps=-all"),
-    )
-    return Batch(run, root, listener)
+    source = root / "source"
+    # As the hostile batch: an attack costs its families' points.
+    run = _grade(submissions, root / "out", source, "-j2", "--all-or-nothing")
+    synthetic.write_submission(root / "later" / "reads_leftovers", synthetic.READS_LEFTOVERS)
+    for kind in KINDS:
+        synthetic.write_submission(root / "later" / kind, synthetic.computes_nothing(kind))
+    later = _grade(root / "later", root / "later-out", source, "-j2", "--partial")
+    for student in ("alice", "bob"):
+        synthetic.write_submission(root / "twins" / student, synthetic.REPORTS_INPUTS)
+    args = ("-j2", "--per-student", "--all-or-nothing")
+    twins = _grade(root / "twins", root / "twins-out", source, *args)
+    return Batch(run, root, listener, later, twins, _leftovers())
 
 
 def test_the_tier_is_chosen_where_namespaces_are_refused_and_named(batch: Batch):
     assert batch.run.returncode == 0, batch.run.stderr
     assert "refuses a mount namespace" in batch.run.stderr
     assert {row["sandbox"] for row in batch.run.summary().values()} == {
-        "user isolation (namespaces refused here): a user id of its own, without namespaces "
-        "(no network isolation)"
+        "user isolation (namespaces refused here): a user id of its own, without namespaces; "
+        "no socket but Unix ones (a seccomp filter)"
     }
 
 
@@ -104,11 +142,7 @@ def test_a_correct_submission_keeps_every_point(batch: Batch):
     assert set(statuses(results).values()) == {"passed"}
 
 
-# What the docs list as needing namespaces (docs/grading.md, the tiers' table).
-NEEDS_NAMESPACES = ("phones_home",)
-
-
-@pytest.mark.parametrize("name", [a for a in SANDBOX_ATTACKS if a not in NEEDS_NAMESPACES])
+@pytest.mark.parametrize("name", [*SANDBOX_ATTACKS, *TIER_ATTACKS])
 def test_an_attack_earns_nothing_for_what_it_attacks(batch: Batch, name: str):
     results = batch.run.results(name)
     assert family_statuses(results, "softmax") - {"passed"}, name
@@ -133,11 +167,46 @@ def test_nothing_outside_was_written_and_nothing_outlives_it(batch: Batch):
     assert leftovers == []
 
 
-def test_what_only_namespaces_stop_still_happens(batch: Batch):
-    # No network namespace: it reached a helper on the grader's loopback, which answered.
-    assert batch.listener.accepted > 0
-    results = batch.run.results("phones_home")
-    assert results["score"] == results["max_score"]
+def test_a_send_over_the_network_reaches_nothing(batch: Batch):
+    """No network namespace, but no socket but a Unix one: the helper on the grader's
+    loopback was never reached."""
+    assert batch.listener.accepted == 0
+
+
+def test_a_fill_of_the_shared_temp_folders_is_stopped_and_nothing_is_left(batch: Batch):
+    softmax = [
+        t["output"]
+        for t in batch.run.results("leaves_files")["tests"]
+        if t["extra_data"]["family"] == "softmax" and t["status"] == "failed"
+    ]
+    assert "shared temp folders" in softmax[0] and "past the limit of 4096 files" in softmax[0]
+    assert batch.leftovers == []
+    # Graded after the batch, another submission finds nothing of what it left.
+    later = batch.later.results("reads_leftovers")
+    assert batch.later.returncode == 0, batch.later.stderr
+    assert family_statuses(later, "softmax") == {"failed"}
+    assert later["max_score"] - later["score"] == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_submission_that_computes_nothing_scores_nothing(batch: Batch, kind: str):
+    """With credit per case, where a test such a submission passes (clipping under the
+    limit, AdamW's resume, ...) earns only beside one that tells it apart."""
+    assert batch.later.returncode == 0, batch.later.stderr
+    results = batch.later.results(kind)
+    assert results["score"] == 0, {t["name"]: t["score"] for t in results["tests"] if t["score"]}
+
+
+def test_two_students_are_shown_different_inputs(batch: Batch):
+    """A submission that shows a fingerprint of every softmax input in its failure message,
+    graded for two students: no fingerprint is in both."""
+    assert batch.twins.returncode == 0, batch.twins.stderr
+    pattern = rf"{synthetic.FINGERPRINT} ([0-9a-f]{{16}})"
+    shown = {
+        student: set(re.findall(pattern, json.dumps(batch.twins.results(student))))
+        for student in ("alice", "bob")
+    }
+    assert shown["alice"] and shown["bob"] and not shown["alice"] & shown["bob"]
 
 
 def _read(path: Path) -> bytes:

@@ -10,13 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.error_context import WRITABLE, note
+from cs336_harness.grading.error_context import NO_NETWORK, WRITABLE, note
 
 
 def test_a_read_only_file_system_is_the_sandbox():
     assert note(OSError(errno.EROFS, "Read-only file system")) == f" ({WRITABLE})"
-    assert note(PermissionError(errno.EACCES, "Permission denied")) == f" ({WRITABLE})"
+    denied = PermissionError(errno.EACCES, "Permission denied", "/usr/lib/x")
+    assert note(denied) == f" ({WRITABLE})"
     assert note(FileNotFoundError(errno.ENOENT, "No such file")) == ""
+
+
+def test_a_socket_refused_is_the_sandbox_s_missing_network():
+    """The user tier's filter refuses a socket with EACCES, which names no file."""
+    assert note(PermissionError(errno.EACCES, "Permission denied")) == f" ({NO_NETWORK})"
 
 
 def test_a_syntax_error_names_the_python():

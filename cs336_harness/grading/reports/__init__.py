@@ -14,6 +14,7 @@ from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
+from cs336_harness.grading.results import SubmissionResult
 from cs336_harness.grading.scoring import Gradescope, Score
 
 
@@ -38,10 +39,12 @@ class RunInfo:
     # not into its output.
     for_students: bool = False
 
-    def lines(self) -> list[str]:
+    def lines(self, submission: SubmissionResult | None = None) -> list[str]:
+        """The run's lines, or one submission's (whose inputs may be its own)."""
+        inputs = submission.inputs if submission is not None and submission.inputs else self.inputs
         # The inputs stay the second line: CI scripts read the seed from there.
         resources = [f"resources: {self.resources}"] if self.resources else []
-        return [f"sandbox: {self.sandbox}", f"inputs: {self.inputs}", *resources]
+        return [f"sandbox: {self.sandbox}", f"inputs: {inputs}", *resources]
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -64,7 +67,8 @@ def write_reports(
     for result in results:
         directory = out if one else out / result.submission.name
         directory.mkdir(parents=True, exist_ok=True)
-        report = results_json(result, gradescope, info.lines(), info.for_students)
+        lines = info.lines(result.submission)
+        report = results_json(result, gradescope, lines, info.for_students)
         write_json(directory / "results.json", report, indent=2)
     write_junit(results, out / "junit.xml", info.to_dict())
     places = positions if positions is not None else list(range(len(results)))

@@ -41,6 +41,7 @@ def _test(data: dict[str, Any]) -> GradedTest:
             "status": Status(data["status"]),
             "message": clean(data["message"], None),
             "details": clean(data["details"], None, multiline=True),
+            "trivial": clean(data.get("trivial", ""), None),
         }
     )
 
@@ -83,6 +84,8 @@ def read_archive(path: Path) -> tuple[dict[str, Any], list[tuple[int, Submission
                 unread=tuple(clean(u, None) for u in s.get("unread", ())),
                 called_count=int(s.get("called_count", 0)),
                 called=tuple(_called(c) for c in s.get("called", ())),
+                inputs=clean(s.get("inputs", ""), None),
+                seed=None if s.get("seed") is None else int(s["seed"]),
             ),
         )
         for s in data["submissions"]

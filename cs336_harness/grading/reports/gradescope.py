@@ -45,6 +45,12 @@ def render(text: str, output_format: str) -> str:
 
 def _test_output(test: GradedTest, family: FamilyScore) -> str:
     if test.status == Status.PASSED:
+        if not family.counts(test):
+            return (
+                f"passed, for no points: an implementation that computes nothing passes it too "
+                f"({test.trivial}); it earns once a {test.family} test that tells them apart "
+                "passes"
+            )
         if family.points == 0 and family.max_points > 0:
             return "passed (the family earns its points only when all its tests pass)"
         return "passed"
@@ -91,6 +97,7 @@ def _test_entry(
             "family": test.family,
             "kind": test.kind,
             "nodeid": test.nodeid,
+            **({"trivial": test.trivial} if test.trivial else {}),
         },
     }
 

@@ -79,12 +79,18 @@ def _suite(result: Score, run: dict[str, object]) -> ET.Element:
     return suite
 
 
+def _own_inputs(result: Score) -> dict[str, object]:
+    """A submission graded on inputs of its own (`--per-student`): its suite says which."""
+    submission = result.submission
+    return {"inputs": submission.inputs, "seed": submission.seed} if submission.inputs else {}
+
+
 def write_junit(results: list[Score], path: Path, run: dict[str, object]) -> None:
     """Written only once a strict parser reads it back: ElementTree writes whatever text it
     is given (an ESC raw, a lone surrogate as `&#56575;`), which no XML reader accepts, and
     one such test in the class would make the whole file unreadable."""
     root = ET.Element("testsuites", name="cs336-grade")
-    root.extend(_suite(r, run) for r in results)
+    root.extend(_suite(r, run | _own_inputs(r)) for r in results)
     ET.indent(root)
     document = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     try:

@@ -17,6 +17,12 @@ from cs336_harness.grading.results import Status
 from cs336_harness.grading.scoring import Score
 
 
+def _seed(result: Score, run_seed: int | None) -> int | str:
+    """The seed of a submission's inputs: its own (`--per-student`), else the run's."""
+    seed = result.submission.seed if result.submission.inputs else run_seed
+    return "stored" if seed is None else seed
+
+
 def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | None) -> None:
     families = list(dict.fromkeys(f.family for r in results for f in r.families))
     statuses = [str(s) for s in Status]
@@ -58,7 +64,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                     f"{result.submission.wall_time:.1f}",
                     result.submission.workers,
                     sandbox,
-                    "stored" if seed is None else seed,
+                    _seed(result, seed),
                     str(result.submission.path),
                 ]
             )

@@ -1,0 +1,5 @@
+"""Adapters that compute nothing: every one answers as the `zeros` kind of `_answers` does."""
+
+from tests.evidence.degenerate._answers import adapters
+
+globals().update(adapters("zeros"))
