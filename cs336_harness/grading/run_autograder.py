@@ -5,12 +5,15 @@ finds the submission in what the student uploaded, ROOT/submission, draws the in
 student (`student_inputs`, from ROOT/submission_metadata.json and the secret), grades it with
 `cs336-grade OPTIONS --for-students`, and puts its Gradescope report where Gradescope reads
 it, ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose
-a run (how it was made, the trusted processes' logs) goes to stdout.
+a run (how it was made, the trusted processes' logs) goes to stdout. Where the rubric sets a
+`[policy]`, the course's submission policies apply from the same metadata
+(`submission_policy`): a submission over the cap is not graded, a late one loses points.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -18,13 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from cs336_harness.grading import cli, container, drawn
+from cs336_harness.grading import cli, container, drawn, gradescope_metadata
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.limits import format_size, parse_size
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
-from cs336_harness.grading.scoring import load_rubric
+from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, SubmissionPolicy, load_rubric
 from cs336_harness.grading.student_inputs import gradescope_student, student_seed
+from cs336_harness.grading.submission_policy import RECORD, RunPolicy
 from cs336_harness.grading.submissions import DEBRIS, UPLOAD_DEPTH, find_in_upload
 from cs336_harness.untrusted import clean_names
 
@@ -114,7 +118,7 @@ def student_inputs(root: Path, secret_file: Path, dest: Path) -> drawn.DrawnInpu
     """Draw the inputs of the student (or group) whose submission this is into `dest`. The
     secret is read here, and only the student's own seed leaves this process (a command
     line is visible to every process of the container)."""
-    student = gradescope_student(root / "submission_metadata.json")
+    student = gradescope_student(root / gradescope_metadata.METADATA)
     mode = secret_file.stat().st_mode
     if mode & 0o077:
         raise GraderError(
@@ -126,7 +130,39 @@ def student_inputs(root: Path, secret_file: Path, dest: Path) -> drawn.DrawnInpu
     return drawn.draw_apart(seed, dest, student.description)
 
 
-def grade(root: Path, options: list[str], secret_file: Path | None = None) -> int:
+def run_policy(root: Path, policy: SubmissionPolicy) -> RunPolicy | None:
+    """The rubric's `[policy]` for this run, from ROOT/submission_metadata.json; None where
+    none is set, or the metadata cannot be read (stdout says so, for staff)."""
+    if not policy.active:
+        return None
+    path = root / gradescope_metadata.METADATA
+    try:
+        metadata = gradescope_metadata.read(path)
+    except gradescope_metadata.MetadataError as error:
+        print(f"policy: not applied to this run (graded without it): {error}", flush=True)
+        return None
+    return RunPolicy(policy, metadata)
+
+
+def _said(report: dict) -> None:
+    """What the policies did to a run, on stdout for staff."""
+    record = report["extra_data"][RECORD]
+    late = record.get("late", {}).get("reason")
+    counts = record.get("submissions")
+    print(
+        f"policy: {record['reason']}; score {report['score']:g}"
+        + (f"; {counts['counted']} counted in the window, {counts['left']} left" if counts else "")
+        + (f"; {late}" if late else ""),
+        flush=True,
+    )
+
+
+def grade(
+    root: Path,
+    options: list[str],
+    secret_file: Path | None = None,
+    rubric_path: Path = DEFAULT_RUBRIC,
+) -> int:
     """Grade the submission in `root`/submission into `root`/results/results.json;
     cs336-grade's exit status. With `secret_file`, on the inputs of its student.
 
@@ -134,9 +170,21 @@ def grade(root: Path, options: list[str], secret_file: Path | None = None) -> in
     not there, or not alone, gets a score of 0 and a one-line message that says why. When
     the grader itself cannot run, or the host failed before any of the submission's code
     ran (exit 2, the reason on stderr), no results.json is written: Gradescope then shows
-    staff an autograder failure, not a score of 0 the student did not earn."""
+    staff an autograder failure, not a score of 0 the student did not earn. A submission
+    over the rubric's cap is not graded: the last counted grade stands."""
     upload, results = root / "submission", root / "results"
     results.mkdir(parents=True, exist_ok=True)
+    try:
+        rubric = load_rubric(rubric_path)
+    except RubricError as error:
+        print(f"cs336-grade: cannot grade: {error}", file=sys.stderr, flush=True)
+        return cli.EXIT_GRADER_ERROR
+    policy = run_policy(root, rubric.policy)
+    if policy is not None and policy.over_the_cap:
+        report = policy.capped(rubric.gradescope)
+        write_json(results / "results.json", report, indent=2)
+        _said(report)
+        return 0
     limit = container.memory_limit()
     fitted = fit_memory(options, limit)
     if isinstance(fitted, str):
@@ -151,7 +199,10 @@ def grade(root: Path, options: list[str], secret_file: Path | None = None) -> in
         )
     found = find_in_upload(upload)
     if len(found) != 1:
-        report = document(0.0, not_found(upload, found), load_rubric().gradescope)
+        report = document(0.0, not_found(upload, found), rubric.gradescope)
+        if policy is not None:
+            report = policy.not_graded(report)
+            _said(report)
         write_json(results / "results.json", report, indent=2)
         return 0
     with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as out:
@@ -169,7 +220,12 @@ def grade(root: Path, options: list[str], secret_file: Path | None = None) -> in
         status = cli.main([str(found[0]), "--out", out, "--for-students", *fitted])
         report = Path(out) / "results.json"
         if report.is_file() and status != cli.EXIT_GRADER_ERROR:
-            shutil.copyfile(report, results / "results.json")
+            if policy is None:
+                shutil.copyfile(report, results / "results.json")
+            else:
+                graded = policy.graded(json.loads(report.read_text()))
+                write_json(results / "results.json", graded, indent=2)
+                _said(graded)
             # The grader named its own directory, which is gone: say where the report is.
             print(f"results.json copied to {results}", flush=True)
     return status

@@ -17,13 +17,15 @@ computing nothing also passes (`GradedTest.trivial`) earns only where a test of 
 that is not trivial passed, so that doing nothing scores 0 everywhere.
 The `[rules]` entry sets what the assignment's rules cost (`cs336_harness.rules`): the
 points taken from a submission whose source uses what they forbid (`penalty`, default 0:
-reported only), and names allowed beyond the default policy's (`allowed`).
+reported only), and names allowed beyond the default policy's (`allowed`). The `[policy]`
+table holds the course's submission policies on Gradescope (`submission_policy` applies them).
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from cs336_harness.families import BY_NAME, FAMILIES
@@ -48,6 +50,9 @@ VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 OUTPUT_FORMATS = ("text", "ansi", "md", "html", "simple_format")
 # `[scoring] credit`: per contract case (pro rata), or per family (all or nothing).
 CREDITS = ("case", "family")
+# `[policy] late_penalty_per`: the late penalty is taken per started day or hour after the
+# due date, or once.
+LATE_UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1), "once": None}
 
 
 class RubricError(ValueError):
@@ -86,6 +91,32 @@ class Gradescope:
 
 
 @dataclass(frozen=True)
+class SubmissionPolicy:
+    """The course's submission policies on Gradescope (the rubric's `[policy]` table,
+    applied by `submission_policy`)."""
+
+    # Submissions that count in any `window_hours` (a rolling window); 0: no cap.
+    max_submissions: int = 0
+    window_hours: float = 24.0
+    # The fraction of the score taken off per started `late_penalty_per` after the due
+    # date, in all at most the whole score; 0: no penalty.
+    late_penalty: float = 0.0
+    late_penalty_per: str = "day"
+
+    @property
+    def capped(self) -> bool:
+        return self.max_submissions > 0
+
+    @property
+    def active(self) -> bool:
+        return self.capped or self.late_penalty > 0
+
+    @property
+    def window(self) -> timedelta:
+        return timedelta(hours=self.window_hours)
+
+
+@dataclass(frozen=True)
 class Rubric:
     """Families in the rubric's order, which is also the order of every report; the
     hardening entry comes last."""
@@ -96,6 +127,7 @@ class Rubric:
     rules: RulesEntry = RulesEntry()
     # Credit per contract case (pro rata) rather than all or nothing per family.
     partial: bool = True
+    policy: SubmissionPolicy = SubmissionPolicy()
 
     def get(self, family: str) -> FamilyPoints | None:
         if family == HARDENING:
@@ -177,11 +209,12 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise RubricError(f"cannot read the rubric {path}: {error}") from error
-    unknown = sorted(set(data) - {"families", HARDENING, "gradescope", "rules", "scoring"})
+    tables = {"families", HARDENING, "gradescope", "rules", "scoring", "policy"}
+    unknown = sorted(set(data) - tables)
     if unknown:
         raise RubricError(
-            f"rubric {path}: unknown {', '.join(map(repr, unknown))} "
-            "(its tables are [families], [hardening], [scoring], [gradescope] and [rules])"
+            f"rubric {path}: unknown {', '.join(map(repr, unknown))} (its tables are "
+            "[families], [hardening], [scoring], [gradescope], [rules] and [policy])"
         )
     # Without a [families] table, the registry's points for upstream's families; with one,
     # the course's table whole.
@@ -195,7 +228,10 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
     gradescope = _gradescope(path, data.get("gradescope", {}), set(table))
     families = tuple(_entry(name, value) for name, value in table.items())
     rules = _rules_entry(data.get("rules", {}))
-    return Rubric(families, hardening, gradescope, rules, _partial(path, data.get("scoring", {})))
+    partial = _partial(path, data.get("scoring", {}))
+    return Rubric(
+        families, hardening, gradescope, rules, partial, _policy(path, data.get("policy", {}))
+    )
 
 
 def _partial(path: Path, table: object) -> bool:
@@ -204,6 +240,35 @@ def _partial(path: Path, table: object) -> bool:
     if not isinstance(table, dict) or set(table) - {"credit"}:
         raise RubricError(f"{where} may hold only credit")
     return _choice(where, "credit", table.get("credit", "case"), CREDITS) == "case"
+
+
+def _policy(path: Path, table: object) -> SubmissionPolicy:
+    where, default = f"rubric {path}, [policy]", SubmissionPolicy()
+    keys = ("max_submissions", "window_hours", "late_penalty", "late_penalty_per")
+    if not isinstance(table, dict) or set(table) - set(keys):
+        raise RubricError(f"{where} may hold only {', '.join(keys)}")
+
+    def number(key: str, low: float, high: float | None = None) -> float:
+        value = table.get(key, getattr(default, key))
+        inside = isinstance(value, int | float) and not isinstance(value, bool)
+        if not inside or not (low <= value and (high is None or value <= high)):
+            bound = f"between {low:g} and {high:g}" if high is not None else f"≥ {low:g}"
+            raise RubricError(f"{where}: {key} must be a number {bound}, got {value!r}")
+        return value
+
+    most = number("max_submissions", 0)
+    if most != int(most):
+        raise RubricError(f"{where}: max_submissions must be a whole number, got {most!r}")
+    hours = number("window_hours", 0)
+    if hours <= 0:
+        raise RubricError(f"{where}: window_hours must be more than 0, got {hours!r}")
+    per = table.get("late_penalty_per", default.late_penalty_per)
+    return SubmissionPolicy(
+        max_submissions=int(most),
+        window_hours=float(hours),
+        late_penalty=float(number("late_penalty", 0, 1)),
+        late_penalty_per=_choice(where, "late_penalty_per", per, tuple(LATE_UNITS)),
+    )
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+from cs336_harness.grading import gradescope_metadata
 
 # Bits of a student's seed: as wide as the seeds `--seed` takes by default, short enough to
 # type in a regrade.
@@ -46,14 +47,9 @@ class Student:
 def gradescope_student(metadata: Path) -> Student:
     """The student, or the group, of a Gradescope submission, from its
     `submission_metadata.json`: the users' ids, sorted, so that a group's every member and
-    every resubmission get the same key. A ValueError says what is missing."""
-    try:
-        users = json.loads(metadata.read_text())["users"]
-        ids = sorted({str(user["id"]) for user in users})
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{metadata} names no users ({error})") from None
-    if not ids or any(not i for i in ids):
-        raise ValueError(f"{metadata} names no users")
+    every resubmission get the same key. A `MetadataError` (a ValueError) says what is
+    wrong."""
+    ids = [str(i) for i in gradescope_metadata.read(metadata).user_ids]
     who = "user" if len(ids) == 1 else "group of users"
     return Student(f"gradescope:{','.join(ids)}", f"Gradescope {who} {', '.join(ids)}")
 

@@ -312,7 +312,7 @@ def test_each_student_is_graded_on_inputs_of_their_own(rubric: Path, tmp_path: P
         assert done.returncode == 0, done.stderr
         results = json.loads((root / "results" / "results.json").read_text())
         assert results["score"] == results["max_score"]
-        seed = student_seed(secret, f"gradescope:{','.join(sorted(map(str, users)))}")
+        seed = student_seed(secret, f"gradescope:{','.join(map(str, sorted(users)))}")
         lines[users] = results["extra_data"]["run"][1]
         assert f"seed {seed} (regrade on them: --seed {seed})" in lines[users]
         assert secret not in done.stdout + json.dumps(results)
@@ -329,7 +329,7 @@ def test_a_run_without_its_student_is_not_graded(rubric: Path, tmp_path: Path):
     root = tmp_path / "autograder"
     done = run_autograder(package, root, submission, None, users=())
     assert done.returncode == 2
-    assert "cannot grade:" in done.stderr and "names no users" in done.stderr
+    assert "cannot grade:" in done.stderr and "users is not a list" in done.stderr
     assert not (root / "results" / "results.json").exists()
 
 
@@ -451,3 +451,64 @@ def test_a_host_failure_writes_no_results(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(cli, "main", main)
     assert run_autograder_module.grade(tmp_path, []) == cli.EXIT_GRADER_ERROR
     assert not (tmp_path / "results" / "results.json").exists()
+
+
+def test_the_course_policies_apply_from_gradescopes_metadata(
+    package: Path, rubric: Path, inputs: Path, tmp_path: Path
+):
+    """The rubric's [policy] (2 submissions per 24 hours, 10 % off per started day late),
+    from a submission_metadata.json as Gradescope writes it: a late run loses 20 % and
+    says so; the next, over the cap, is not graded and keeps that grade, its tests marked,
+    and says when a submission counts again. Both named in results.json."""
+    policy = tmp_path / "rubric.toml"
+    policy.write_text(rubric.read_text() + "\n[policy]\nmax_submissions = 2\nlate_penalty = 0.1\n")
+    seed = _setup_line(package, "SEED")  # the same inputs, drawn once by the fixture
+    with_policy = tmp_path / "autograder.zip"
+    limits = (f"--test-timeout={TEST_TIMEOUT}", f"--memory-limit={MEMORY_LIMIT}")
+    built = grade("autograder", "--rubric", policy, "--seed", seed, *limits, out=with_policy)
+    assert built.returncode == 0, built.stderr
+    submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
+
+    def metadata(created_at: str, previous: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": 1,
+            "created_at": created_at,
+            "assignment": {"due_date": "2026-01-28T23:59:00.000000-08:00", "late_due_date": None},
+            "users": [{"email": "alice@example.edu", "id": 1234, "name": "Alice"}],
+            "previous_submissions": previous,
+            "submission_method": "upload",
+        }
+
+    def run(root: Path, data: dict[str, Any]) -> dict[str, Any]:
+        root.mkdir()
+        (root / "submission_metadata.json").write_text(json.dumps(data))
+        return autograde(with_policy, root, submission, inputs)
+
+    first = {"submission_time": "2026-01-29T20:00:00-08:00", "score": 30.0, "results": {}}
+    late_at = "2026-01-30T03:00:00.000000-08:00"
+    late = run(tmp_path / "late", metadata(late_at, [first]))
+    assert gradescope_problems(late) == []
+    assert late["score"] == pytest.approx(0.8 * late["max_score"], abs=1e-5)
+    assert late["output"].startswith(
+        "```\nLate: submitted 1 d 3 h 1 min after the due date (2026-01-29 07:59 UTC): 20% off "
+        "the score (2 started days at 10% each)"
+    )
+    assert "Submissions: 0 of 2 left" in late["output"]
+    assert late["extra_data"]["policy"]["late"]["fraction"] == 0.2
+
+    previous = [first, {"submission_time": late_at, "score": late["score"], "results": late}]
+    capped = run(tmp_path / "capped", metadata("2026-01-30T04:00:00-08:00", previous))
+    assert gradescope_problems(capped) == []
+    assert capped["score"] == late["score"]
+    assert capped["output"].startswith(
+        "```\nNot graded: 2 of your submissions in the last 24 hours count already, the most "
+        "the course allows (2 in any 24 hours). Your next submission counts from 2026-01-31 "
+        "04:00 UTC, in 16 h 0 min.\nYour grade stays that of your submission of 2026-01-30 "
+        f"11:00 UTC: {late['score']:g} points, its results below.\nLate: submitted 1 d 3 h 1 min "
+        "after the "
+        "due date"
+    )
+    record = capped["extra_data"]["policy"]
+    assert (record["counted"], record["reason"]) == (False, "over the cap")
+    assert [t["name"] for t in capped["tests"]] == [t["name"] for t in late["tests"]]
+    assert {t["extra_data"]["kept_from"] for t in capped["tests"]} == {"2026-01-30T03:00:00-08:00"}

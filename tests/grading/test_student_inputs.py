@@ -39,20 +39,21 @@ def test_a_gradescope_submission_s_student_is_its_users_and_a_group_its_members(
     path = tmp_path / "submission_metadata.json"
 
     def student(users: object) -> str:
-        path.write_text(json.dumps({"users": users, "created_at": "2026-01-20T14:22:32Z"}))
+        metadata = {"users": users, "created_at": "2026-01-20T14:22:32Z", "assignment": {}}
+        path.write_text(json.dumps(metadata))
         return gradescope_student(path).key
 
     one = student([{"id": 1234, "name": "A"}])
     assert one == "gradescope:1234"
-    # A group, whichever member submits: its members' ids, sorted.
-    group = student([{"id": 99, "email": "b@x"}, {"id": 1234, "email": "a@x"}])
-    assert group == student([{"id": 1234}, {"id": 99}]) == "gradescope:1234,99"
-    assert gradescope_student(path).description == "Gradescope group of users 1234, 99"
-    for broken in ([], [{"name": "no id"}], "1234"):
-        with pytest.raises(ValueError, match="names no users"):
+    # A group, whichever member submits: its members' ids, in order.
+    group = student([{"id": 1234, "email": "b@x"}, {"id": 99, "email": "a@x"}])
+    assert group == student([{"id": 99}, {"id": 1234}]) == "gradescope:99,1234"
+    assert gradescope_student(path).description == "Gradescope group of users 99, 1234"
+    for broken, why in (([], "users is not a list"), ([{"name": "no id"}], "is not an integer")):
+        with pytest.raises(ValueError, match=why):
             student(broken)
     path.write_text("{not json")
-    with pytest.raises(ValueError, match="names no users"):
+    with pytest.raises(ValueError, match="is not JSON"):
         gradescope_student(path)
 
 
@@ -151,7 +152,8 @@ def test_per_student_options_say_what_they_need(tmp_path: Path):
 def test_a_secret_other_users_can_read_is_refused(tmp_path: Path):
     """Where setup.sh did not close it, the submission's own user could read the secret and
     work out every classmate's inputs: the run stops before drawing."""
-    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"id": 1}]}))
+    metadata = {"users": [{"id": 1}], "created_at": "2026-01-20T14:22:32Z", "assignment": {}}
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
     secret = tmp_path / "inputs_secret"
     secret.write_text("s3cret\n")
     secret.chmod(0o644)
