@@ -163,8 +163,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         nargs="*",
         type=Path,
         metavar="SUBMISSION",
-        help="a directory with cs336_basics/ and tests/adapters.py, or a directory of such "
-        "directories (default: the bundled implementation)",
+        help="a directory with cs336_basics/ and tests/adapters.py, a zip or tar archive of one "
+        "(make_submission.sh's zip), or a directory of such directories and archives (default: "
+        "the bundled implementation)",
     )
     parser.add_argument("--out", type=Path, default=Path("grading"), help="report directory")
     _grading_options(parser)

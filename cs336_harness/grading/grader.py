@@ -5,10 +5,11 @@
            └─ pytest child       trusted: fixtures, comparisons, the verdict record
                 └─ worker        the submission's code, in the sandbox (`sandbox.py`)
 
-For one submission the grader copies what it contributes into a private directory, hands
-a lane the job, and reads the verdict record the judge wrote (`record.py`). A lane that
-stops answering past the submission's time is killed and replaced. A submission the
-intake refuses (`intake.py`) gets an error for every test without a judge run of its own.
+For one submission the grader copies what it contributes into a private directory (an
+archive is unpacked there first: `archives.py`), hands a lane the job, and reads the
+verdict record the judge wrote (`record.py`). A lane that stops answering past the
+submission's time is killed and replaced. A submission the intake refuses (`intake.py`)
+gets an error for every test without a judge run of its own.
 
 Lanes do not take CPU from each other: each lane's judge and workers are in a cgroup of the
 same weight (`cgroups.py`), or, on a host without cgroups, pinned to a share of the CPUs.
@@ -50,6 +51,7 @@ from cs336_harness.grading.limits import BOOT_WALL, Limits
 from cs336_harness.grading.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import ENV, USER, Sandbox, draw_uid
+from cs336_harness.grading.submissions import is_archive, unpack_submission
 from cs336_harness.grading.trusted import Bundle, differences, digests, remove_tree
 from cs336_harness.grading.user_isolation import sweep
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
@@ -317,7 +319,7 @@ class Grader:
         inputs = None
         try:
             try:
-                left_out = copy_submission(path, home / "submission")
+                left_out = self._take_in(path, home)
             except IntakeRefused as refusal:
                 tests = self._refused(lane, home, str(refusal), name)
                 output, record, notes = tests[0].message, RunRecord(), ()
@@ -358,6 +360,20 @@ class Grader:
             lane.uid = draw_uid(self._uids)
             self._uids.add(lane.uid)
         return lane.uid
+
+    @staticmethod
+    def _take_in(path: Path, home: Path) -> list[LeftOut]:
+        """Copy what the submission at `path` contributes into `home`/submission; an
+        archive is unpacked first into `home`/unpacked (private: `home` is 0700), which
+        goes once copied. What was left out of both."""
+        if not is_archive(path):
+            return copy_submission(path, home / "submission")
+        unpacked = home / "unpacked"
+        try:
+            found, left_out = unpack_submission(path, unpacked)
+            return left_out + copy_submission(found, home / "submission")
+        finally:
+            remove_tree(unpacked)
 
     def _judge(
         self, lane: Lane, home: Path, submission: Path, args: list[str]

@@ -5,7 +5,8 @@ files, sparse files, links to a classmate's directory. The grader copies from it
 code its adapters can import, before anything else sees it: `cs336_basics/` whole; the
 Python files directly in `tests/` but its test modules and conftest (`adapters.py`, the
 upstream handout's `common.py`, `__init__.py`, helpers); and the Python files of the other
-top-level modules (`*.py`) and packages (folders with an `__init__.py`). Only regular files
+top-level modules (`*.py`) and packages (folders with an `__init__.py`) but the harness's
+own, which the worker never imports from a submission. Only regular files
 and directories: the walk is iterative and goes by directory descriptors, every open is
 relative to the directory just checked, with O_NOFOLLOW, and a file is copied only if the
 one opened is the regular file the walk listed (same device and inode), so swapping an
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from cs336_harness.grading.limits import format_size
 from cs336_harness.grading.trusted import DEBRIS
+from cs336_harness.submission_imports import HARNESS_NAMES
 
 PACKAGE = "cs336_basics"
 TESTS = "tests"
@@ -40,7 +42,7 @@ _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIRECTORY = _READ | os.O_DIRECTORY
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
-_LINK = "symbolic link, not followed"
+LINK = "symbolic link, not followed"
 # Longest path quoted in a refusal: the reason is one line of a report.
 _SHOWN = 120
 
@@ -73,6 +75,10 @@ class IntakeLimits:
     # input), and the code beside it still deserves its grade. A GPT-2 vocabulary (1 MB)
     # fits; the smallest TinyStories checkpoint (~70 MB) does not.
     file_bytes: int = 16 << 20
+    # An archive handed in (`archives.py`): its own size, and the bytes it unpacks to,
+    # counted as they come out of the decompressor, whether written or passed over. A
+    # make_submission.sh zip is ~100 KB; a whole checkout with upstream's fixtures, ~10 MB.
+    archive_bytes: int = 256 << 20
 
 
 DEFAULT_LIMITS = IntakeLimits()
@@ -99,14 +105,16 @@ def _printable(relative: str) -> str:
     return relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _shown(relative: str) -> str:
+def shown(relative: str) -> str:
+    """A path as one line of a refusal: printable, cut short."""
     text = _printable(relative)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-def _not_regular(mode: int) -> str:
+def not_regular(mode: int) -> str:
+    """Why an entry of file type `mode` (a link, a FIFO, a device) is left out."""
     if stat.S_ISLNK(mode):
-        return _LINK
+        return LINK
     kinds = {
         stat.S_ISFIFO: "FIFO",
         stat.S_ISCHR: "character device",
@@ -121,7 +129,7 @@ def _unreadable(error: OSError) -> str:
     # O_NOFOLLOW's answer to a link: the submission's own folder, or an entry swapped for a
     # link after the walk listed it.
     if error.errno == errno.ELOOP:
-        return _LINK
+        return LINK
     return f"cannot be read: {error.strerror or error}"
 
 
@@ -143,11 +151,13 @@ def _reopened(opened: int, listed: os.stat_result) -> os.stat_result | None:
     return now if same_type and (now.st_dev, now.st_ino) == (listed.st_dev, listed.st_ino) else None
 
 
-class _Copy:
-    """One submission's copy in progress: what it counted, and what it left out."""
+class Tally:
+    """What a take-in (a copy, or an archive unpacked: `action`) counted against its limits,
+    and what it left out; a refusal past a limit says the same for both."""
 
-    def __init__(self, limits: IntakeLimits):
+    def __init__(self, limits: IntakeLimits, action: str = "copy"):
         self.limits = limits
+        self.action = action
         self.entries = 0
         self.apparent = 0
         self.allocated = 0
@@ -163,13 +173,30 @@ class _Copy:
         if self.entries > limits.files:
             raise IntakeRefused(f"more than {limits.files} files and folders")
         if relative.count("/") + 1 > limits.depth:
-            raise IntakeRefused(f"folders nested more than {limits.depth} deep: {_shown(relative)}")
+            raise IntakeRefused(f"folders nested more than {limits.depth} deep: {shown(relative)}")
         length = len(os.fsencode(relative))
         if length > limits.path_bytes:
             raise IntakeRefused(
                 f"a path of {length} bytes, over the limit of {limits.path_bytes}: "
-                f"{_shown(relative)}"
+                f"{shown(relative)}"
             )
+
+    def count_bytes(self, apparent: int, allocated: int) -> None:
+        """Count a file before it is written; refuse if it takes the total past a limit."""
+        self.apparent += apparent
+        self.allocated += allocated
+        if self.apparent > self.limits.apparent_bytes:
+            raise IntakeRefused(
+                f"more than {format_size(self.limits.apparent_bytes)} of files to {self.action}"
+            )
+        if self.allocated > self.limits.allocated_bytes:
+            raise IntakeRefused(
+                f"files taking more than {format_size(self.limits.allocated_bytes)} of disk"
+            )
+
+
+class _Copy(Tally):
+    """One submission's copy in progress, by a walk of its folder."""
 
     def part(self, source: int, name: str, relative: str, folder: bool) -> os.stat_result | None:
         """The status of one part of the submission, looked up by name, when it is what
@@ -189,7 +216,7 @@ class _Copy:
         if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
             self.leave_out(relative, "a file, not a folder" if folder else "a folder, not a file")
         else:
-            self.leave_out(relative, _not_regular(mode))
+            self.leave_out(relative, not_regular(mode))
         return None
 
     def copy_file(
@@ -219,19 +246,6 @@ class _Copy:
                     left -= len(chunk)
         finally:
             os.close(opened)
-
-    def count_bytes(self, apparent: int, allocated: int) -> None:
-        """Count a file before it is copied; refuse if it takes the copy past a limit."""
-        self.apparent += apparent
-        self.allocated += allocated
-        if self.apparent > self.limits.apparent_bytes:
-            raise IntakeRefused(
-                f"more than {format_size(self.limits.apparent_bytes)} of files to copy"
-            )
-        if self.allocated > self.limits.allocated_bytes:
-            raise IntakeRefused(
-                f"files taking more than {format_size(self.limits.allocated_bytes)} of disk"
-            )
 
     def open_folder(
         self, source: int, name: str, relative: str, listed: os.stat_result
@@ -310,7 +324,7 @@ class _Copy:
                     if not python_only or child.endswith(".py"):
                         self.copy_file(folder, copied, child, child_path, status)
                 elif not stat.S_ISDIR(status.st_mode):
-                    self.leave_out(child_path, _not_regular(status.st_mode))
+                    self.leave_out(child_path, not_regular(status.st_mode))
                 elif (inner := self.enter(folder, copied, child, child_path, status)) is not None:
                     stack.append((*inner, child_path))
         finally:
@@ -340,7 +354,7 @@ def _copy_tests(copy: _Copy, root: int, dest: int, tests: os.stat_result) -> Non
             relative = f"{TESTS}/{name}"
             copy.admit(relative)
             if not stat.S_ISREG(status.st_mode):
-                copy.leave_out(relative, _not_regular(status.st_mode))
+                copy.leave_out(relative, not_regular(status.st_mode))
                 continue
             if out is None:
                 os.mkdir(TESTS, dir_fd=dest)
@@ -365,8 +379,12 @@ def _python_files(folder: int) -> list[tuple[str, os.stat_result]]:
 
 def _copy_top_level(copy: _Copy, root: int, dest: int) -> None:
     """The submission's other top-level modules and packages (their Python files), which
-    its adapters may import beside `cs336_basics`. Only what is copied counts against the
-    limits; past `limits.files` entries the top level is looked at no further, with a note."""
+    its adapters may import beside `cs336_basics`; not the harness's own packages (a
+    checkout of the handout holds `cs336_harness/`, this repository `cs336_staff/` too),
+    which the worker imports from the grader's copy whatever a submission holds, and whose
+    code is not the submission's to be read for the rules. Only what is copied counts
+    against the limits; past `limits.files` entries the top level is looked at no further,
+    with a note."""
     with os.scandir(root) as scan:
         entries = []
         for seen, entry in enumerate(scan):
@@ -374,7 +392,7 @@ def _copy_top_level(copy: _Copy, root: int, dest: int) -> None:
                 copy.leave_out(".", f"more than {copy.limits.files} entries at the top level; "
                                "the rest was not looked at")  # fmt: skip
                 break
-            if entry.name not in (PACKAGE, TESTS) and (
+            if entry.name not in (PACKAGE, TESTS, *HARNESS_NAMES) and (
                 entry.name.endswith(".py") or entry.name.isidentifier()
             ):
                 with contextlib.suppress(OSError):
@@ -415,7 +433,7 @@ def copy_submission(
     try:
         root = _open_folder(source)
     except OSError as error:
-        raise IntakeRefused(f"{_shown(source.name)}: {_unreadable(error)}") from None
+        raise IntakeRefused(f"{shown(source.name)}: {_unreadable(error)}") from None
     copy = _Copy(limits)
     try:
         dest.mkdir(parents=True)

@@ -1,11 +1,12 @@
 """What the autograder's `run_autograder` runs, in Gradescope's container, per submission.
 
 `python -m cs336_harness.grading.run_autograder [--per-student SECRET_FILE] ROOT [OPTIONS]`
-finds the submission in what the student uploaded, ROOT/submission, draws the inputs of its
-student (`student_inputs`, from ROOT/submission_metadata.json and the secret), grades it with
-`cs336-grade OPTIONS --for-students`, and puts its Gradescope report where Gradescope reads
-it, ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose
-a run (how it was made, the trusted processes' logs) goes to stdout. Where the rubric sets a
+finds the submission in what the student uploaded, ROOT/submission (or the one archive it
+holds, which the grader unpacks), draws the inputs of its student (`student_inputs`, from
+ROOT/submission_metadata.json and the secret), grades it with `cs336-grade OPTIONS
+--for-students`, and puts its Gradescope report where Gradescope reads it,
+ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose a
+run (how it was made, the trusted processes' logs) goes to stdout. Where the rubric sets a
 `[policy]`, the course's submission policies apply from the same metadata
 (`submission_policy`): a submission over the cap is not graded, a late one loses points.
 """
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 from cs336_harness.grading import cli, container, drawn, gradescope_metadata
+from cs336_harness.grading.archives import SUFFIXES, archive_stem
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.limits import format_size, parse_size
 from cs336_harness.grading.reports.checked import write_json
@@ -42,7 +44,8 @@ TRUSTED_MEMORY = 400 << 20
 WORKER_MEMORY = 320 << 20
 # How many of an upload's names a message shows.
 SHOWN = 10
-ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".7z", ".rar")
+# Archives a student may upload inside the upload: those the grader unpacks, and others.
+ARCHIVES = (*SUFFIXES, ".7z", ".rar")
 NEEDS = "your cs336_basics/ folder and tests/adapters.py"
 
 
@@ -66,16 +69,36 @@ def _archives(upload: Path) -> list[str]:
     return sorted(found)
 
 
+def to_grade(upload: Path) -> Path | str:
+    """What to grade of an upload: its one submission (`find_in_upload`), else its one
+    archive (Gradescope unpacks a zip uploaded alone, not a zip inside a folder, nor a
+    tarball: the grader unpacks it, safely, and finds the submission in it); else why it
+    is not graded, in one line a student can act on (`not_found`)."""
+    found = find_in_upload(upload)
+    if len(found) == 1:
+        return found[0]
+    archives = [] if found else _archives(upload)
+    if len(archives) == 1 and archive_stem(Path(archives[0]).name) is not None:
+        return upload / archives[0]
+    return not_found(upload, found)
+
+
 def not_found(upload: Path, found: list[Path]) -> str:
     """Why an upload was not graded, in one line a student can act on."""
     if found:
         places = _names([f"{p.relative_to(upload).as_posix()}/" for p in found])
         return f"Not graded: your upload holds {len(found)} submissions ({places}): upload one."
     archives = _archives(upload)
+    if len(archives) > 1:
+        return (
+            f"Not graded: your upload holds {len(archives)} archives ({_names(archives)}) and "
+            f"no submission: upload one of them, or {NEEDS} themselves."
+        )
     if archives:
         return (
-            f"Not graded: your upload holds {_names(archives)}, an archive inside the upload, "
-            f"which is not unpacked: upload {NEEDS} themselves, or a single zip of them."
+            f"Not graded: your upload holds {_names(archives)}, an archive the grader does not "
+            f"unpack (it unpacks {', '.join(SUFFIXES)}): upload {NEEDS} themselves, or a zip "
+            "of them."
         )
     top = sorted(os.listdir(upload)) if upload.is_dir() else []
     holds = f" (it holds {_names(top)})" if top else " (it is empty)"
@@ -166,8 +189,8 @@ def grade(
     """Grade the submission in `root`/submission into `root`/results/results.json;
     cs336-grade's exit status. With `secret_file`, on the inputs of its student.
 
-    The submission is looked for in the upload (`submissions.find_in_upload`): one that is
-    not there, or not alone, gets a score of 0 and a one-line message that says why. When
+    The submission is looked for in the upload (`to_grade`): one that is not there, or
+    not alone, gets a score of 0 and a one-line message that says why. When
     the grader itself cannot run, or the host failed before any of the submission's code
     ran (exit 2, the reason on stderr), no results.json is written: Gradescope then shows
     staff an autograder failure, not a score of 0 the student did not earn. A submission
@@ -197,9 +220,9 @@ def grade(
             f"{format_size(TRUSTED_MEMORY)} (--memory-limit)",
             flush=True,
         )
-    found = find_in_upload(upload)
-    if len(found) != 1:
-        report = document(0.0, not_found(upload, found), rubric.gradescope)
+    target = to_grade(upload)
+    if isinstance(target, str):
+        report = document(0.0, target, rubric.gradescope)
         if policy is not None:
             report = policy.not_graded(report)
             _said(report)
@@ -217,7 +240,7 @@ def grade(
             print(f"inputs: {inputs.description}, drawn in {spent:.1f} s", flush=True)
             fitted = [*_with_deadline_less(fitted, spent), f"--drawn-inputs={inputs.root}"]
         # The rubric is this package's own; the results are for the student to read.
-        status = cli.main([str(found[0]), "--out", out, "--for-students", *fitted])
+        status = cli.main([str(target), "--out", out, "--for-students", *fitted])
         report = Path(out) / "results.json"
         if report.is_file() and status != cli.EXIT_GRADER_ERROR:
             if policy is None:

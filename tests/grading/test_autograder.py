@@ -31,12 +31,12 @@ from cs336_harness.grading.autograder import (
 )
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.handout import export
-from cs336_harness.grading.run_autograder import TRUSTED_MEMORY, fit_memory, not_found
+from cs336_harness.grading.run_autograder import TRUSTED_MEMORY, fit_memory, not_found, to_grade
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC
 from cs336_harness.grading.student_inputs import student_seed
 from cs336_harness.grading.submissions import find_in_upload
 from cs336_harness.paths import REPO_ROOT
-from tests.grading import synthetic
+from tests.grading import handed_in, synthetic
 from tests.grading.conftest import MEMORY_LIMIT, TEST_TIMEOUT, grade, without_bwrap
 
 SETTINGS = """\
@@ -360,12 +360,53 @@ def test_a_submission_is_found_in_what_the_student_uploaded(tmp_path: Path):
         "Not graded: your cs336_basics/ folder and tests/adapters.py were not found in your "
         "upload (it holds answers.txt): upload them, or a zip of them."
     )
-    nested = _upload(tmp_path / "nested", {"submission.zip": "", "__MACOSX/._submission.zip": ""})
-    assert not_found(nested, find_in_upload(nested)) == (
-        "Not graded: your upload holds submission.zip, an archive inside the upload, which is "
-        "not unpacked: upload your cs336_basics/ folder and tests/adapters.py themselves, or a "
-        "single zip of them."
+
+
+def test_an_upload_holding_one_archive_is_graded_on_it(tmp_path: Path):
+    """Gradescope unpacks a zip uploaded alone; not one inside a folder (make_submission.sh's
+    zip in the folder that holds it, as a repository submitted from GitHub has it), nor a
+    tarball. One archive and no submission: the archive is graded (the grader unpacks it);
+    several, or one of a kind it cannot unpack, get one line."""
+    files = {"cs336_basics/__init__.py": "", "tests/adapters.py": ""}
+    zipped = _upload(tmp_path / "zipped", {"a1/cs336-submission.zip": "", "a1/README.md": ""})
+    _upload(zipped, {"__MACOSX/a1/._cs336-submission.zip": ""})
+    assert to_grade(zipped) == zipped / "a1" / "cs336-submission.zip"
+    tarred = _upload(tmp_path / "tarred", {"a1.tar.gz": ""})
+    assert to_grade(tarred) == tarred / "a1.tar.gz"
+    both = _upload(tmp_path / "both", files | {"old.zip": ""})  # a submission wins
+    assert to_grade(both) == both
+    two = _upload(tmp_path / "two", {"a.zip": "", "b/b.tar.gz": ""})
+    assert to_grade(two) == (
+        "Not graded: your upload holds 2 archives (a.zip, b/b.tar.gz) and no submission: "
+        "upload one of them, or your cs336_basics/ folder and tests/adapters.py themselves."
     )
+    rar = _upload(tmp_path / "rar", {"submission.rar": ""})
+    assert to_grade(rar) == (
+        "Not graded: your upload holds submission.rar, an archive the grader does not unpack "
+        "(it unpacks .zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz): upload your cs336_basics/ "
+        "folder and tests/adapters.py themselves, or a zip of them."
+    )
+
+
+def test_run_autograder_grades_a_tarball_in_the_upload(package: Path, inputs: Path, tmp_path: Path):
+    """A student's tarball of a checkout, uploaded in a folder: unpacked by the grader,
+    every point. A zip bomb beside nothing else: 0, and one line that says why."""
+    checkout = handed_in.write_checkout(tmp_path / "assignment1-basics")
+    upload = tmp_path / "upload" / "handin"
+    upload.mkdir(parents=True)
+    handed_in.tarball(checkout, upload / "assignment1.tar.gz")
+    upload = upload.parent
+    results = autograde(package, tmp_path / "autograder", upload, inputs)
+    assert gradescope_problems(results) == []
+    assert results["score"] == results["max_score"] > 0
+    bomb = tmp_path / "bomb"
+    bomb.mkdir()
+    handed_in.tar_bomb(bomb / "a1.tar.gz")
+    results = autograde(package, tmp_path / "bombed", bomb, inputs)
+    assert results["score"] == 0
+    # The first line of the output (a Markdown block, as this rubric asks).
+    said = "```\nEvery test failed the same way: not graded: a1.tar.gz: unpacks to more than 256"
+    assert results["output"].startswith(said)
 
 
 def test_a_worker_memory_limit_fits_the_container(capsys: pytest.CaptureFixture[str]):

@@ -21,7 +21,9 @@ from cs336_harness.grading.intake import (
     _Copy,
     copy_submission,
 )
-from cs336_harness.grading.submissions import discover
+from cs336_harness.grading.submissions import BUNDLED, discover
+from cs336_harness.paths import REPO_ROOT
+from cs336_harness.rules.static_scan import scan_submission
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, GradingRun, grade, statuses
 
@@ -139,6 +141,39 @@ def test_the_code_its_adapters_can_import_comes_along_and_nothing_else(
         "tests", "tests/adapters.py", "tests/__init__.py", "tests/common.py",
         "helpers.py", "scripts", "scripts/__init__.py", "scripts/train", "scripts/train/loop.py",
     }  # fmt: skip
+
+
+def test_the_self_check_reads_the_bundled_implementation_not_the_harness(tmp_path: Path):
+    """`uv run cs336-grade` with no argument grades this checkout, whose other top-level
+    packages are the harness and the staff's (the oracle among them): they are not the
+    implementation's, so neither copied nor read for the rules."""
+    [(name, checkout)] = discover([])
+    assert name == BUNDLED
+    assert copy_submission(checkout, tmp_path / "copy") == []
+    copied = _copied(tmp_path / "copy")
+    assert {p for p in copied if not p.startswith("cs336_basics/")} == {
+        "cs336_basics", "tests", "tests/__init__.py", "tests/adapters.py", "tests/common.py",
+    }  # fmt: skip
+    assert scan_submission(tmp_path / "copy", whole=True) == ([], [])
+
+
+def test_a_checkout_of_the_handout_contributes_its_own_modules_not_the_harness(
+    submission: Path, tmp_path: Path
+):
+    """A student's checkout of the handout holds `cs336_harness/`, which the worker never
+    imports from it (the grader's own is imported): only the student's own modules come
+    along, and only they are read for the rules."""
+    shutil.copytree(
+        REPO_ROOT / "cs336_harness",
+        submission / "cs336_harness",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (submission / "helpers.py").write_text("import torch\nlinear = torch.nn.Linear\n")
+    assert copy_submission(submission, tmp_path / "copy") == []
+    top = {p for p in _copied(tmp_path / "copy") if "/" not in p}
+    assert top == {"cs336_basics", "tests", "helpers.py"}
+    findings, _ = scan_submission(tmp_path / "copy", whole=True)
+    assert [str(f) for f in findings] == ["helpers.py:2: torch.nn.Linear"]
 
 
 def test_a_thousand_nested_folders_are_refused_at_the_depth_limit(submission: Path, tmp_path: Path):

@@ -1,4 +1,5 @@
-"""`--shard i/n` and `merge`: a class graded in shares equals the class graded at once."""
+"""`--shard i/n` and `merge`: a class graded in shares equals the class graded at once,
+whether its members are folders or the archives students hand in."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.grading.shards import parse_shard, shard_positions
-from tests.grading import synthetic
+from tests.grading import handed_in, synthetic
 from tests.grading.conftest import grade
 
 CLASS = {
@@ -19,6 +20,9 @@ CLASS = {
     "erin": synthetic.IMPORT_ERROR,
 }
 SHARDS = 3
+# Members handed in as archives of their folders (the others as folders), named without
+# the suffix.
+ARCHIVED = {"bob": ("bob.zip", handed_in.zipped), "erin": ("erin.tar.gz", handed_in.tarball)}
 
 
 def test_shards_split_the_class_evenly_and_exactly_once():
@@ -48,7 +52,12 @@ def _results(path: Path) -> dict:
 def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("class")
     for name, submission in CLASS.items():
-        synthetic.write_submission(root / "submissions" / name, submission)
+        if name in ARCHIVED:
+            folder = synthetic.write_submission(root / "folders" / name, submission)
+            archive, write = ARCHIVED[name]
+            write(folder, root / "submissions" / archive)
+        else:
+            synthetic.write_submission(root / "submissions" / name, submission)
     # Every shard must grade on the same inputs: one seed for the whole class.
     whole = grade(root / "submissions", "-j2", "--seed=5", out=root / "whole")
     assert whole.returncode == 0, whole.stderr
