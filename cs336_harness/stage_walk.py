@@ -49,7 +49,8 @@ class _Walk:
     float32 error, so it holds for any one stage of it, each of whose families is as tight
     or tighter (RMSNORM, SWIGLU, LINEAR, MULTIHEAD_ATTENTION, the embedding exact). The
     oracle's inputs are its float64 values rounded to float32, an error of u relative that
-    every stage carries through about unchanged."""
+    every stage carries through about unchanged. Measured: the three correct
+    implementations use at most 10 % of it on any stage (stored cases, seeds 5001-5003)."""
 
     def __init__(self, adapters: Any, device: torch.device, rtol: float, atol: float):
         self.adapters, self.device, self.rtol, self.atol = adapters, device, rtol, atol
