@@ -14,7 +14,7 @@ this process, or to the grader's sandboxed worker. docs/checking.md reads the me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -215,7 +215,7 @@ def _block_joining(
     )
 
 
-def _answer(walk_over: Any) -> str:
+def _answer(walk_over: Callable[[], None]) -> str:
     try:
         walk_over()
     except _Located as located:
@@ -294,11 +294,14 @@ def lm_stages(adapters: Any, case: Case, oracle: Oracle, *, rtol: float, atol: f
         walk.stage("lm_head", "run_linear", "linear", y, d_in=p["d_model"], d_out=p["vocab_size"],
                    weights=weights["lm_head.weight"], in_features=x)  # fmt: skip
         whole = lm(weights)
-        if walk.off(whole, case.expected) is None:
+        off = walk.off(whole, case.expected)
+        if off is None:
             raise _Located(
                 "no stage departs: run_transformer_lm's values match the oracle's on this "
                 "input, so what failed above is not one of values"
             )
+        if not isinstance(whole, torch.Tensor) or whole.shape != case.expected.shape:
+            raise _Located(f"first difference: run_transformer_lm's output: {off}")
         names = tuple(f"layers.{i}.{name}" for i in range(p["num_layers"]) for name in SILENCED)
         bare = walk.off(lm(_silenced(weights, names)), head(layer_inputs[0], "the LM"))
         common = (
