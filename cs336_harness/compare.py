@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -82,6 +84,27 @@ def assert_matches_oracle(
         return
     # Outside the except block, so the report is not printed a second time as a chained error.
     raise OracleMismatch(report, actual64, expected, rtol, atol, dtype)
+
+
+def describe_difference(
+    actual: Any, expected: torch.Tensor, rtol: float, atol: float
+) -> str | None:
+    """None when `actual` matches `expected` (`|a - e| <= atol + rtol·|e|` everywhere);
+    else how it does not, in a phrase."""
+    if not isinstance(actual, torch.Tensor):
+        return "not a tensor"
+    if tuple(actual.shape) != tuple(expected.shape):
+        return f"shape {tuple(actual.shape)}, the oracle's {tuple(expected.shape)}"
+    actual64, expected64 = actual.detach().cpu().double(), expected.detach().cpu().double()
+    close = torch.isclose(actual64, expected64, rtol=rtol, atol=atol)
+    if close.all():
+        return None
+    error = (actual64 - expected64).abs().nan_to_num(nan=torch.inf)
+    worst = tuple(int(i) for i in torch.unravel_index(error.argmax(), error.shape))
+    return (
+        f"{int((~close).sum())} of {close.numel()} elements off, "
+        f"by up to {error.max().item():.3g} at {worst}"
+    )
 
 
 def for_dtype(dtype: torch.dtype, float32: dict[str, float]) -> dict[str, float]:

@@ -23,7 +23,12 @@ from filelock import FileLock
 from cs336_harness.grading import cgroups
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
-from tests.grading.real_world import MISFITS, write_upstream_shapes, write_wrong_package
+from tests.grading.real_world import (
+    MISFITS,
+    write_upstream_shapes,
+    write_upstream_shapes_without_residual,
+    write_wrong_package,
+)
 
 # Short, so that hanging submissions cost seconds, yet long enough for the slowest test on
 # two busy cores (the first failed comparison imports torch.distributed, ~4 s).
@@ -267,8 +272,9 @@ def correct_batch(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     styles (`test_correct_implementations.py`) and of real students' shapes
     (`test_real_world.py`): the bundled implementation (`from_scratch`, everyone's control),
     fused ops, an upstream-style one, one hiding a forbidden call, one written against
-    upstream's calls alone (`upstream_shapes`) and a small one whose own package is wrong in
-    softmax (`wrong_package`)."""
+    upstream's calls alone (`upstream_shapes`), the same with upstream's adapters alone and
+    its block missing a residual (`upstream_shapes_no_residual`) and a small one whose own
+    package is wrong in softmax (`wrong_package`)."""
     return once_per_session(tmp_path_factory, "correct", _grade_correct_batch)
 
 
@@ -280,6 +286,7 @@ def _grade_correct_batch(folder: Path) -> GradingRun:
     shutil.copytree(UPSTREAM_STYLE, root / "upstream_style")
     synthetic.write_submission(root / "hides", synthetic.HIDES_A_FORBIDDEN_CALL)
     write_upstream_shapes(root / "upstream_shapes", _lane_cpus(2))
+    write_upstream_shapes_without_residual(root / "upstream_shapes_no_residual", _lane_cpus(2))
     write_wrong_package(root / "wrong_package", "lazy")
     synthetic.write_submission(root / "misfits", MISFITS)
     return grade(root, "-j2", out=root.parent / "out")

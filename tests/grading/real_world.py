@@ -408,3 +408,24 @@ def write_upstream_shapes(dest: Path, cpus: tuple[int, ...]) -> Path:
     (dest / "tests" / "__init__.py").write_text("")
     (dest / "checkout_helpers.py").write_text(textwrap.dedent(UPSTREAM_HELPERS).lstrip())
     return dest
+
+
+# `write_upstream_shapes_without_residual`: the submission above with upstream's adapters alone
+# (the bundled adapters' `get_transformer_lm` and `get_transformer_block`, which upstream's
+# handout has not, deleted) and its package's block missing the residual around attention,
+# h = attn(ln1(x)): its block and LM fail, and the first difference is found by calling its
+# component adapters in the sandbox, stage by stage.
+RESIDUAL = "h = x + self.dropout(self.attn(self.ln1(x), token_positions))"
+UPSTREAM_ADAPTERS_ONLY = "\ndel get_transformer_lm, get_transformer_block\n"
+
+
+def write_upstream_shapes_without_residual(dest: Path, cpus: tuple[int, ...]) -> Path:
+    """The submission described above at `dest`; returns `dest`."""
+    write_upstream_shapes(dest, cpus)
+    block = dest / PACKAGE / "transformer_block.py"
+    source = block.read_text()
+    assert source.count(RESIDUAL) == 1, "the bundled block is no longer written as expected"
+    block.write_text(source.replace(RESIDUAL, RESIDUAL.replace("x + ", "", 1)))
+    adapters = dest / "tests" / "adapters.py"
+    adapters.write_text(adapters.read_text() + UPSTREAM_ADAPTERS_ONLY)
+    return dest

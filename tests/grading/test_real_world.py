@@ -5,9 +5,11 @@ upstream's calls alone, its package imported inside the adapters, the handout's
 own beside the package, an adapter that takes its weights dict apart, a module-level import
 of packages the environment lacks, Python 3.12 syntax, and BPE pre-tokenised in a
 `multiprocessing.Pool` sized by `os.cpu_count()` that writes caches beside its package and
-into its working directory, scores 100 % of the default rubric, as the control does; a
-submission graded on its own, deliberately wrong, package fails exactly there; and what the
-sandbox or the environment does cost a submission is named in its message. Families beyond
+into its working directory, scores 100 % of the default rubric, as the control does; the
+same with upstream's adapters alone and a block missing a residual has its failing block and
+LM located stage by stage; a submission graded on its own, deliberately wrong, package fails
+exactly there; and what the sandbox or the environment does cost a submission is named in
+its message. Families beyond
 the rubric are reported apart, never as "not implemented" to a submission that has none of
 them."""
 
@@ -55,6 +57,33 @@ def test_the_submissions_own_wrong_package_is_graded(correct_batch: GradingRun):
     # Nothing of what its handout lacks is shown to it, not even as "not implemented".
     assert not [t for t in results["tests"] if BEYOND in t["name"]]
     assert "layernorm" not in {t["extra_data"]["family"] for t in results["tests"]}
+
+
+def test_an_upstream_shaped_block_is_located_by_its_stages(correct_batch: GradingRun):
+    # Upstream's adapters alone: the judge calls its components in the sandbox, stage by
+    # stage, and then its block with sublayers silenced, comparing with the stored traces.
+    results = correct_batch.results("upstream_shapes_no_residual")
+    components = {"rmsnorm", "multihead_self_attention_with_rope", "swiglu", "embedding"}
+    assert {
+        t["extra_data"]["status"]
+        for t in results["tests"]
+        if t["extra_data"]["family"] in components and t["extra_data"]["kind"] != HARDENING
+    } == {"passed"}
+    located = {
+        "test_transformer_block.py::test_transformer_block[": (
+            "first difference: inside run_transformer_block, though each of the block's "
+            "sublayers matches the oracle alone"
+        ),
+        "test_transformer_lm.py::test_transformer_lm[": (
+            "first difference: layers.0: run_transformer_block on the oracle's input of "
+            "layers.0 departs from its output"
+        ),
+    }
+    for test, words in located.items():
+        outputs = [t["output"] for t in results["tests"] if test in t["extra_data"]["nodeid"]]
+        assert len(outputs) >= 2, test
+        for output in outputs:
+            assert words in output and "a residual connection is missing" in output, output
 
 
 def test_families_beyond_the_rubric_are_reported_apart_for_nothing(correct_batch: GradingRun):

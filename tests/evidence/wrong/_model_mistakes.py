@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from tests.evidence.wrong._mistakes import mha, rmsnorm, swiglu
+from tests.evidence.wrong._mistakes import Mistakes, mha, rmsnorm, swiglu
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,16 @@ class Assembly:
     output: str = "logits"  # "probabilities", "log_probabilities"
     chained: bool = True  # False: every block reads the embeddings
     norm_on_sublayer_output: bool = False  # h = x + ln1(attn(x)), out = h + ln2(ffn(h))
+    norm_gain_added: bool = False  # every norm is x / RMS(x) + g (`rmsnorm_gain_added`)
+    ln1_gain_loaded: bool = True  # False: ln1 keeps a gain of ones, its weight never loaded
+    causal: bool = True  # False: the block's attention has no causal mask
+    ffn_first: bool = False  # g = x + ffn(ln2(x)), out = g + attn(ln1(g))
+
+
+def rmsnorm_gain_added(x: Tensor, gain: Tensor, eps: float = 1e-5) -> Tensor:
+    """RMSNorm adding its gain to x / RMS(x) rather than multiplying by it."""
+    x32 = x.float()
+    return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) + gain).to(x.dtype)
 
 
 def block(x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float, a: Assembly) -> Tensor:
@@ -33,14 +43,22 @@ def block(x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float, a: Asse
     ln1, ln2 = w["ln1.weight"], w["ln2.weight"]
     if a.norm_gains_swapped:
         ln1, ln2 = ln2, ln1
+    if not a.ln1_gain_loaded:
+        ln1 = torch.ones_like(ln1)
+    norm = rmsnorm_gain_added if a.norm_gain_added else rmsnorm
     ffn = (w["ffn.w1.weight"], w["ffn.w2.weight"], w["ffn.w3.weight"])
+    theta_used = theta if a.rope else None
+    masked = Mistakes(causal=a.causal)
     if a.norm_on_sublayer_output:
-        h = x + rmsnorm(mha(x, attn, num_heads, theta if a.rope else None), ln1)
-        return h + rmsnorm(swiglu(h, *ffn), ln2)
-    out = mha(rmsnorm(x, ln1), attn, num_heads, theta if a.rope else None)
+        h = x + norm(mha(x, attn, num_heads, theta_used, m=masked), ln1)
+        return h + norm(swiglu(h, *ffn), ln2)
+    if a.ffn_first:
+        g = x + swiglu(norm(x, ln2), *ffn)
+        return g + mha(norm(g, ln1), attn, num_heads, theta_used, m=masked)
+    out = mha(norm(x, ln1), attn, num_heads, theta_used, m=masked)
     h = x + out if a.attn_residual else out
     reads = {"h": h, "x": x, "attn": out}[a.ffn_reads]
-    f = swiglu(rmsnorm(reads, ln2), *ffn)
+    f = swiglu(norm(reads, ln2), *ffn)
     return h + f if a.ffn_residual else f
 
 
@@ -61,7 +79,7 @@ def lm(
         layer = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
         x = block(x if a.chained else embedded, layer, sizes["num_heads"], sizes["rope_theta"], a)
     for _ in range(a.final_norms):
-        x = rmsnorm(x, w["ln_final.weight"])
+        x = (rmsnorm_gain_added if a.norm_gain_added else rmsnorm)(x, w["ln_final.weight"])
     logits = x @ w["lm_head.weight"].T
     if a.output == "probabilities":
         return torch.softmax(logits, dim=-1)
