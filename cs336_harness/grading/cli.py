@@ -497,19 +497,18 @@ def run_report(argv: list[str], console: Console) -> int:
     path = args.directory / "grading.json"
     try:
         run, found = read_archive(path)
+        partial = bool(run["partial"])
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise GraderError(f"cannot read {path}: {error}") from None
+        why = f"it has no {error} field" if isinstance(error, KeyError) else str(error)
+        raise GraderError(f"cannot read {path}: {why}") from None
     rubric = load_rubric(args.rubric)
-    results = [score(result, rubric, run["partial"]) for _, result in sorted(found, key=_place)]
+    in_order = sorted(found, key=lambda placed: placed[0])
+    results = [score(result, rubric, partial) for _, result in in_order]
     out = args.out or args.directory
     out.mkdir(parents=True, exist_ok=True)
     written = write_class_report(results, out, run)
     console.print(f"wrote {', '.join(written)} in {out}", markup=False, soft_wrap=True)
     return EXIT_OK
-
-
-def _place(entry: tuple[int, SubmissionResult]) -> int:
-    return entry[0]
 
 
 def _passed_on(args: argparse.Namespace) -> list[str]:

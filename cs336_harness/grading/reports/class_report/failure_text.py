@@ -12,8 +12,8 @@ report builds its line from the parts that cannot (docs/grading.md, "The class r
   `generic`), which are named by a fixed description instead;
 - the submission's own exception, or a verdict the grader wrote (not implemented, timed
   out, crashed, error): the message as recorded;
-- any other failure a test wrote: its message cut before the first word that introduces
-  the oracle's side ("expected", "the oracle's").
+- any other failure a test wrote: its message cut before the first words that introduce
+  the oracle's side ("expected", "the oracle's", "the nucleus").
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ QUOTING_SHAPES = {
     "value": "a single value, off (the value is in the submission's results.json)",
     GENERIC: "no simple pattern (the sizes are in the submission's results.json)",
 }
-# Where a test's own message starts to quote the oracle's side.
-ORACLE_SIDE = re.compile(r"\b(?:expected|the oracle's)\b", re.IGNORECASE)
+# Where a test's own message starts to quote the oracle's side: its values, or the tokens
+# its probabilities allow (decoding's "outside the nucleus [...]").
+ORACLE_SIDE = re.compile(r"\b(?:expected|the oracle's|the nucleus)\b", re.IGNORECASE)
 CUT = "…"
 # The diagnosis's other opening lines (`diagnose.opening_lines`): further matches, and the
 # families the same submission failed before.

@@ -218,12 +218,16 @@ def _mistakes(scores: list[Score]) -> tuple[FamilyMistakes, ...]:
             else:
                 groups, key, words = unnamed[test.family], unnamed_group(test), None
             groups.setdefault(key, Group(key, example, words=words)).add(ref)
-    ranked = lambda groups: sorted(groups.values(), key=lambda g: (-len(g.refs), g.key))  # noqa: E731
     families = sorted(set(named) | set(unnamed), key=_family_order)
     return tuple(
-        FamilyMistakes(f, _title(f), ranked(named.get(f, {})), ranked(unnamed.get(f, {})))
+        FamilyMistakes(f, _title(f), _ranked(named.get(f, {})), _ranked(unnamed.get(f, {})))
         for f in families
     )
+
+
+def _ranked(groups: dict[str, Group]) -> list[Group]:
+    """Made by the most submissions first; ties by name, so one class reads the same."""
+    return sorted(groups.values(), key=lambda g: (-len(g.refs), g.key))
 
 
 def _family_stats(scores: list[Score]) -> tuple[FamilyStats, ...]:

@@ -42,7 +42,7 @@ def render(findings: Findings) -> str:
         "",
         ", ".join(f"{escape(k)}: {escape(v)}" for k, v in summary.items() if k != "submissions"),
         "",
-        f"Inputs: {escape(str(f.run.get('inputs', '')))}. Who and why: `report.html`.",
+        f"Inputs: {escape(str(f.run.get('inputs', 'not recorded')))}. Who and why: `report.html`.",
         "",
         "### Families",
         "",
