@@ -19,7 +19,6 @@ from cs336_harness.adapter_loader import (
     NotImplementedFailure,
     SubmissionRaised,
 )
-from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
 from cs336_harness.grading.job import Job
 from cs336_harness.grading.record import DETAILS_CHARS, MESSAGE_CHARS
 from cs336_harness.grading.remote import (
@@ -141,6 +140,10 @@ def _message(call: pytest.CallInfo[None], report: pytest.TestReport) -> str:
 def _diagnosis(item: pytest.Item) -> dict[str, Any]:
     """The diagnosis plugin's reading of a failed comparison, from the test's properties:
     the matching mistakes' ids, best first, and the kind of its error's shape."""
+    # Imported here, when the session has loaded it as a plugin: imported with this module,
+    # before pytest registers it, pytest could no longer rewrite its asserts (and says so).
+    from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+
     properties = dict(item.user_properties)
     found = str(properties.get(PROPERTY, "none"))
     return {
