@@ -151,14 +151,18 @@ class Histogram:
     """Submissions per tenth of the maximum score: [0, 10) % … [90, 100] %."""
 
     edges: tuple[float, ...]
-    counts: tuple[int, ...]
+    members: tuple[tuple[Ref, ...], ...]
 
-    def rows(self) -> list[tuple[str, int]]:
-        last = len(self.counts) - 1
+    @property
+    def counts(self) -> tuple[int, ...]:
+        return tuple(len(m) for m in self.members)
+
+    def rows(self) -> list[tuple[str, tuple[Ref, ...]]]:
+        last = len(self.members) - 1
         return [
-            (f"{lo:g} – {hi:g} %" + (" (inclusive)" if i == last else ""), n)
-            for i, (lo, hi, n) in enumerate(
-                zip(self.edges[:-1], self.edges[1:], self.counts, strict=True)
+            (f"{lo:g} – {hi:g} %" + (" (inclusive)" if i == last else ""), members)
+            for i, (lo, hi, members) in enumerate(
+                zip(self.edges[:-1], self.edges[1:], self.members, strict=True)
             )
         ]
 
@@ -258,10 +262,12 @@ def _family_stats(scores: list[Score]) -> tuple[FamilyStats, ...]:
 
 def _histogram(scores: list[Score]) -> Histogram:
     edges = tuple(100 * i / BINS for i in range(BINS + 1))
-    counts = [0] * BINS
-    for score in scores:
-        counts[min(int(score.percent // (100 / BINS)), BINS - 1)] += 1
-    return Histogram(edges, tuple(counts))
+    members: list[list[Ref]] = [[] for _ in range(BINS)]
+    for index, score in enumerate(scores):
+        members[min(int(score.percent // (100 / BINS)), BINS - 1)].append(
+            Ref(index, score.submission.name)
+        )
+    return Histogram(edges, tuple(tuple(m) for m in members))
 
 
 def _score_summary(scores: list[Score]) -> dict[str, str]:

@@ -113,6 +113,8 @@ def render(findings: Findings) -> str:
         # matplotlib's own SVG: numbers, the rubric's titles and the catalog's ids, escaped.
         figures={name: Markup(svg) for name, svg in drawn.items()},
         top=top,
+        # The families with a section of what went wrong, which the families table links to.
+        failing={fm.family for fm in findings.mistakes},
         act=_act(findings),
         run=run,
     )
