@@ -25,6 +25,9 @@
    a fresh process).
 6. BPE training and encoding throughput (MB/s) against Hugging Face `tokenizers` on the same
    corpus and vocabulary size (`benchmarks/bpe_speed.py`).
+7. The class report of 600 submissions, made up without grading (`tests/grading/large_class.py`):
+   the seconds to write report.html and report.md (Matplotlib's and Jinja2's imports
+   included, as a grading run pays them) and report.html's size.
 
 Exits 1 when a target is missed.
 """
@@ -109,6 +112,10 @@ TRAIN_MEMORY_RATIO_TARGET = 1.2
 # ours): Python loops over pre-tokens and merges against compiled code on every core.
 BPE_TRAINING_SLOWDOWN_TARGET = 10.0
 BPE_ENCODING_SLOWDOWN_TARGET = 5.0
+# The class report of a large class: written within seconds, and small enough to mail.
+CLASS_REPORT_SUBMISSIONS = 600
+CLASS_REPORT_TARGET_S = 5.0
+CLASS_REPORT_TARGET_MB = 2.0
 
 
 def _setup(implementation: str):
@@ -319,6 +326,16 @@ def grading_seconds_per_submission(copies: int) -> tuple[float, str]:
         return (time.perf_counter() - start) / copies, sandbox
 
 
+def class_report_figures(submissions: int) -> tuple[float, int]:
+    """(seconds to write it, bytes of report.html) of a made-up class's report, in a fresh
+    process (`python -m tests.grading.large_class`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "tests.grading.large_class", str(submissions), tmp]
+        out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+        seconds, size = out.stdout.split()
+        return float(seconds), int(size)
+
+
 def fresh_draw_seconds() -> float:
     with tempfile.TemporaryDirectory() as tmp:
         command = [sys.executable, "-m", "cs336_staff.fixturegen", "--seed", "1", "--quiet"]
@@ -334,6 +351,7 @@ def main() -> int:
     startup = startup_rows()
     grading_s, sandbox = grading_seconds_per_submission(GRADING_COPIES)
     draw_s = fresh_draw_seconds()
+    report_s, report_bytes = class_report_figures(CLASS_REPORT_SUBMISSIONS)
     training = measure_training_steps()
     from benchmarks import bpe_speed
 
@@ -362,6 +380,18 @@ def main() -> int:
             GRADING_PER_SUBMISSION_TARGET_S,
         ),
         ("fresh inputs for a grading run, s", f"{draw_s:.2f} s", draw_s, FRESH_DRAW_TARGET_S),
+        (
+            f"class report of {CLASS_REPORT_SUBMISSIONS} submissions, s to write",
+            f"{report_s:.2f} s",
+            report_s,
+            CLASS_REPORT_TARGET_S,
+        ),
+        (
+            f"class report of {CLASS_REPORT_SUBMISSIONS} submissions, report.html MB",
+            f"{report_bytes / 1e6:.2f} MB",
+            report_bytes / 1e6,
+            CLASS_REPORT_TARGET_MB,
+        ),
         (
             "training step tokens/s, bundled / native",
             f"{tokens / train_s:.0f} / {tokens / native_s:.0f}",

@@ -3,6 +3,7 @@
 `cs336-grade autograder --out FILE.zip [OPTIONS]`: a Gradescope autograder that grades
 with those options.
 `cs336-grade draw --seed S --out DIR`: draw inputs once, for `--drawn-inputs DIR`.
+`cs336-grade report DIR`: write the class report again from a finished run's grading.json.
 
 With no argument it grades the bundled implementation. Exit status: 0 when grading
 completed, whatever the scores; 1 when a score is below `--fail-under`; 2 when the grader
@@ -47,7 +48,9 @@ from cs336_harness.grading.autograder import build as build_autograder
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
-from cs336_harness.grading.reports import RunInfo, write_reports
+from cs336_harness.grading.reports import RunInfo, run_environment, write_reports
+from cs336_harness.grading.reports.archive import read_archive
+from cs336_harness.grading.reports.class_report import write_class_report
 from cs336_harness.grading.reports.gradescope import DIAGNOSED_BY_OUTPUT
 from cs336_harness.grading.reports.table import family_table, print_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
@@ -521,6 +524,8 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             shard=f"{index}/{count}",
             resources=groups.description,
             for_students=args.for_students,
+            environment=run_environment.environment(),
+            limits=run_environment.describe_limits(limits),
         )
         grader = Grader(
             bundle,
@@ -557,6 +562,33 @@ def run_merge(argv: list[str], console: Console, errors: Console) -> int:
     args = parser.parse_args(argv)
     info, graded = merge(args.shards)
     return _report(graded, info, args, console, errors)
+
+
+def run_report(argv: list[str], console: Console) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade report",
+        description="Write the class report (report.html, report.md) from the grading.json of "
+        "a finished run or of merged shards, without grading again.",
+    )
+    parser.add_argument("directory", type=Path, metavar="DIR", help="a run's --out")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="where to write (default: DIR)")
+    parser.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC, help="points per family")
+    args = parser.parse_args(argv)
+    path = args.directory / "grading.json"
+    try:
+        run, found = read_archive(path)
+        partial = bool(run["partial"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        why = f"it has no {error} field" if isinstance(error, KeyError) else str(error)
+        raise GraderError(f"cannot read {path}: {why}") from None
+    rubric = load_rubric(args.rubric)
+    in_order = sorted(found, key=lambda placed: placed[0])
+    results = [score(result, rubric, partial) for _, result in in_order]
+    out = args.out or args.directory
+    out.mkdir(parents=True, exist_ok=True)
+    written = write_class_report(results, out, run)
+    console.print(f"wrote {', '.join(written)} in {out}", markup=False, soft_wrap=True)
+    return EXIT_OK
 
 
 def _passed_on(args: argparse.Namespace) -> list[str]:
@@ -675,7 +707,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    command = argv[0] if argv[:1] in (["merge"], ["autograder"], ["draw"]) else None
+    command = argv[0] if argv[:1] in (["merge"], ["autograder"], ["draw"], ["report"]) else None
     args = None if command else parse_args(argv)
     # Reading a submission's source (the rules, its imports) parses it, and Python warns
     # about what it finds there with a line of that source: the submission's text on the
@@ -693,9 +725,15 @@ def main(argv: list[str] | None = None) -> int:
             return run_autograder(argv[1:], console)
         if command == "draw":
             return run_draw(argv[1:], console)
+        if command == "report":
+            return run_report(argv[1:], console)
         return run(args, console, errors)
     except (GraderError, RubricError, OSError) as error:
-        cannot = {"autograder": "build the autograder", "draw": "draw inputs"}.get(command, "grade")
+        cannot = {
+            "autograder": "build the autograder",
+            "draw": "draw inputs",
+            "report": "write the class report",
+        }.get(command, "grade")
         errors.print(Text.assemble((f"cs336-grade: cannot {cannot}: ", "bold red"), str(error)))
         return EXIT_GRADER_ERROR
     except KeyboardInterrupt:

@@ -8,11 +8,15 @@ here. One JSON line per event, flushed at once:
                                               (0: no cgroup)
     {"event": "start", "nodeid": ...}
     {"event": "finish", "nodeid": ..., "status": ..., "message": ..., "details": ...,
-     "duration": ..., "called": [[name, path, line, count], ...]}
+     "duration": ..., "called": [[name, path, line, count], ...],
+     "diagnosis": [mistake id, ...], "error_shape": kind, "submission_raised": bool}
 
 `kind` is "contract" or "hardening" (the `hardening` marker), `trivial` the `trivial`
-marker's reason ("": none); `called` (left out when
-empty) the forbidden calls the worker reported during the test (`rules.called.read_called`).
+marker's reason ("": none); `called` (left out when empty) the forbidden calls the worker
+reported during the test (`rules.called.read_called`); `diagnosis` and `error_shape` (a
+failed test's) what the diagnosis plugin found: the ids of the known mistakes its output
+matches, best first, or else the kind of its error's shape; `submission_raised` whether it
+failed on the submission's own exception.
 The judge runs only trusted code, so the record is the verdict; the reader still bounds
 what it loads, and cleans the text that quotes the submission (`untrusted`): this is where
 it enters the grader.
@@ -35,6 +39,9 @@ from cs336_harness.untrusted import clean
 MESSAGE_CHARS = 300
 DETAILS_CHARS = 4000
 MAX_LINE = 64 * 1024
+# The diagnosis's ids (a catalogued mistake's, an error shape's kind), and how many are kept.
+ID_CHARS = 80
+MISTAKES = 16
 
 
 class Collected(NamedTuple):
@@ -106,6 +113,11 @@ def read_record(path: Path) -> RunRecord:
                     duration=float(event.get("duration", 0.0)),
                     load_sensitive=event.get("load_sensitive") is True,
                     host_failure=event.get("host_failure") is True,
+                    diagnosis=tuple(
+                        clean(str(d), ID_CHARS) for d in event.get("diagnosis", ())[:MISTAKES]
+                    ),
+                    error_shape=clean(str(event.get("error_shape", "")), ID_CHARS),
+                    submission_raised=event.get("submission_raised") is True,
                 )
                 record.finished[test.nodeid] = test
                 record.called[test.nodeid] = read_called(event.get("called"))

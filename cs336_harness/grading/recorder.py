@@ -142,6 +142,21 @@ def _message(call: pytest.CallInfo[None], report: pytest.TestReport) -> str:
     return _first_line(excinfo.exconly())
 
 
+def _diagnosis(item: pytest.Item) -> dict[str, Any]:
+    """The diagnosis plugin's reading of a failed comparison, from the test's properties:
+    the matching mistakes' ids, best first, and the kind of its error's shape."""
+    # Imported here, when the session has loaded it as a plugin: imported with this module,
+    # before pytest registers it, pytest could no longer rewrite its asserts (and says so).
+    from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+
+    properties = dict(item.user_properties)
+    found = str(properties.get(PROPERTY, "none"))
+    return {
+        "diagnosis": [] if found == "none" else found.split(","),
+        "error_shape": str(properties.get(SHAPE_PROPERTY, "")),
+    }
+
+
 class Recorder:
     """Hands the tests remote adapters and writes the events of one pytest session."""
 
@@ -250,7 +265,11 @@ class Recorder:
             verdict["host_failure"] = excinfo is not None and excinfo.errisinstance(
                 (WorkerBootFailure, WorkerBootTimeout)
             )
+            verdict["submission_raised"] = excinfo is not None and excinfo.errisinstance(
+                SubmissionRaised
+            )
             verdict["details"] = self._relative(report.longreprtext)[:DETAILS_CHARS]
+            verdict |= _diagnosis(item)
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

@@ -299,3 +299,20 @@ def test_returning_stored_outputs_passes_on_the_stored_fixtures(hostile_batch: H
 
 def test_the_terminal_table_lists_every_submission(hostile_batch: HostileBatch):
     assert all(name[:12] in hostile_batch.run.stdout for name in HOSTILE)
+
+
+def _listed(page: str, section: str) -> set[str]:
+    """The submissions the class report lists under one of its lists to act on."""
+    start = page.index(f'<h3 id="act-{section}">')
+    end = page.index("<h3", start + 1)
+    return set(re.findall(r'<a href="#s\d+">([^<]*)</a>', page[start:end]))
+
+
+def test_the_class_report_lists_what_staff_act_on(hostile_batch: HostileBatch):
+    page = (hostile_batch.run.out / "report.html").read_text()
+    assert {"hangs", "hangs_at_import"} <= _listed(page, "timed-out")
+    assert "crashes" in _listed(page, "crashed")
+    assert _listed(page, "memory") == {"memory_hog"}
+    cannot = {"exit_at_import", "hard_exit_at_import", "import_error", "syntax_error"}
+    assert cannot <= _listed(page, "errors")
+    assert "memory_hog" not in _listed(page, "errors")

@@ -138,3 +138,20 @@ def test_a_module_beside_the_package_is_read_for_the_rules(correct_batch: Gradin
     rules = correct_batch.results("misfits")["extra_data"]["rules"]
     assert "helpers.py:5: torch.nn.functional.linear" in rules["forbidden"]
     assert any("helpers.py:5" in site for site in rules["called"]), rules["called"]
+
+
+def _listed(page: str, section: str) -> str:
+    """The class report's list of one kind of thing staff act on, as HTML."""
+    start = page.index(f'<h3 id="act-{section}">')
+    return page[start : page.index("<h3", start + 1)]
+
+
+def test_the_class_report_lists_the_absent_modules_and_the_calls_seen(correct_batch: GradingRun):
+    page = (correct_batch.out / "report.html").read_text()
+    absent = _listed(page, "absent")
+    for name in ("upstream_shapes", "misfits"):
+        assert f">{name}</a>" in absent
+    assert "pynvml (cs336_basics/monitor.py:1), omegaconf (cs336_basics/monitor.py:2)" in absent
+    assert ">from_scratch</a>" not in absent
+    called = _listed(page, "called")
+    assert ">hides</a>" in called and "scaled_dot_product_attention" in called

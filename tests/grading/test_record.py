@@ -129,3 +129,38 @@ def test_the_forbidden_calls_the_worker_reports_are_bounded_and_cleaned(tmp_path
         + _event(event="finish", nodeid="t::a", status="passed", called=forged)
     )
     assert read_record(log).called == {"t::a": sites}
+
+
+def test_the_diagnosis_is_kept_bounded_and_read_back_from_grading_json(tmp_path: Path):
+    """The judge's diagnosis of a failure (the class report groups by it) crosses the record
+    and grading.json; an older grading.json, without it, reads as undiagnosed."""
+    from cs336_harness.grading.record import ID_CHARS, MISTAKES
+    from cs336_harness.grading.reports.archive import read_archive, write_archive
+
+    log = tmp_path / "results.jsonl"
+    log.write_text(
+        _event(event="finish", nodeid="a", status="failed", diagnosis=["m1", "m2"])
+        + _event(event="finish", nodeid="b", status="failed", error_shape="factor")
+        + _event(event="finish", nodeid="c", status="failed", submission_raised=True)
+        + _event(event="finish", nodeid="d", status="failed", diagnosis=["x" * 500] * 40)
+    )
+    found = read_record(log).finished
+    assert found["a"].diagnosis == ("m1", "m2") and found["b"].error_shape == "factor"
+    assert found["c"].submission_raised and not found["a"].submission_raised
+    assert len(found["d"].diagnosis) == MISTAKES
+    assert all(len(d) <= ID_CHARS for d in found["d"].diagnosis)
+
+    tests = tuple(replace(t, family="f") for t in found.values())
+    submission = SubmissionResult("s", Path("s"), tests, "", 1.0, 1)
+    write_archive([score(submission, load_rubric())], tmp_path / "grading.json", {}, [0])
+    [(_, back)] = read_archive(tmp_path / "grading.json")[1]
+    assert back.tests == tests
+    data = json.loads((tmp_path / "grading.json").read_text())
+    for test in data["submissions"][0]["tests"]:
+        for key in ("diagnosis", "error_shape", "submission_raised"):
+            del test[key]
+    (tmp_path / "grading.json").write_text(json.dumps(data))
+    [(_, older)] = read_archive(tmp_path / "grading.json")[1]
+    assert [(t.diagnosis, t.error_shape, t.submission_raised) for t in older.tests] == [
+        ((), "", False)
+    ] * 4

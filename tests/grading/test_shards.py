@@ -86,3 +86,21 @@ def test_a_merge_with_a_shard_missing_is_refused(graded: Path):
     merged = grade("merge", graded / "shard1", graded / "shard3", out=graded / "partial")
     assert merged.returncode == 2
     assert "shards missing: 2/3" in merged.stderr
+
+
+def _mistakes_section(page: Path) -> str:
+    """What the class report says the class got wrong: no timing in it."""
+    text = page.read_text()
+    return text[text.index('<h2 id="mistakes">') : text.index('<h2 id="act">')]
+
+
+def test_merged_shards_write_the_class_report_of_grading_all_at_once(graded: Path, tmp_path):
+    shards = [graded / f"shard{i}" for i in range(1, SHARDS + 1)]
+    assert grade("merge", *shards, out=tmp_path / "merged").returncode == 0
+    merged, whole = tmp_path / "merged" / "report.html", graded / "whole" / "report.html"
+    assert _mistakes_section(merged) == _mistakes_section(whole)
+    assert 'data-key="softmax_without_max_shift"' in _mistakes_section(merged)
+    # Rebuilt from the merged grading.json alone, it is the same page.
+    again = grade("report", tmp_path / "merged", out=tmp_path / "again")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / "report.html").read_bytes() == merged.read_bytes()

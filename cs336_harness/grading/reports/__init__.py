@@ -1,5 +1,6 @@
 """Reports of a grading run: Gradescope JSON, JUnit XML, a CSV summary, terminal tables,
-and `grading.json`, the complete record that `cs336-grade merge` combines shards from.
+`grading.json`, the complete record that `cs336-grade merge` combines shards from, and for
+a class (more than one submission) the class report, `report.html` and `report.md`.
 
 Every report says how the run was made (`RunInfo`): the sandbox, the inputs, the shard.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from cs336_harness.grading.reports.archive import write_archive
 from cs336_harness.grading.reports.checked import write_json
+from cs336_harness.grading.reports.class_report import write_class_report
 from cs336_harness.grading.reports.gradescope import results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
@@ -38,6 +40,9 @@ class RunInfo:
     # was made and the trusted processes' logs go to staff (the terminal, `extra_data`),
     # not into its output.
     for_students: bool = False
+    # The grader's Python and packages, and each submission's limits (`run_environment`).
+    environment: str = ""
+    limits: str = ""
 
     def lines(self, submission: SubmissionResult | None = None) -> list[str]:
         """The run's lines, or one submission's (whose inputs may be its own)."""
@@ -76,4 +81,5 @@ def write_reports(
     if one:
         return ["results.json", "junit.xml", "grading.json"]
     write_summary(results, out / "summary.csv", info.sandbox, info.seed)
-    return ["<submission>/results.json", "junit.xml", "summary.csv", "grading.json"]
+    report = write_class_report(results, out, info.to_dict())
+    return ["<submission>/results.json", "junit.xml", "summary.csv", "grading.json", *report]

@@ -42,6 +42,9 @@ def _test(data: dict[str, Any]) -> GradedTest:
             "message": clean(data["message"], None),
             "details": clean(data["details"], None, multiline=True),
             "trivial": clean(data.get("trivial", ""), None),
+            # Absent from a grading.json written before the diagnosis was recorded.
+            "diagnosis": tuple(clean(d, None) for d in data.get("diagnosis", ())),
+            "error_shape": clean(data.get("error_shape", ""), None),
         }
     )
 
