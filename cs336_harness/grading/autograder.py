@@ -96,7 +96,7 @@ uv venv --python "$PYTHON" .venv
 # chosen (its own dependencies resolved for it); bytecode now, as graded processes write none.
 uv export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate \\
   --prune torch --output-file requirements.txt >/dev/null
-uv pip install --python .venv/bin/python --compile-bytecode \\
+uv pip install --no-config --python .venv/bin/python --compile-bytecode \\
   ${{TORCH_BACKEND:+--torch-backend "$TORCH_BACKEND"}} -r requirements.txt "$TORCH"
 rm -rf "$UV_CACHE_DIR"
 if [[ -n "$SEED" ]]; then
