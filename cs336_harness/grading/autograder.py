@@ -48,9 +48,10 @@ GRADESCOPE_ROOT = "/autograder"
 UV_VERSION = "0.13.9"
 PYTHONS = ("3.11", "3.12", "3.13")
 DEFAULT_PYTHON = "3.12"
-# The torch versions a course may pick: those `.ci/matrix.py` checks (2.6 is the 2025
-# course's, 2.11 the 2026 course's), and uv.lock's own (`locked_torch`).
-MATRIX_TORCH = ("2.6", "2.11")
+# The torch versions a course may pick: those `.ci/matrix.py` checks by name (2.6, the 2025
+# course's; 2.15, the newest allowed), and uv.lock's own (`locked_torch`: 2.11, the 2026
+# course's, which the matrix's locked cells check).
+MATRIX_TORCH = ("2.6", "2.15")
 # How the inputs are drawn: for each student (or group) from a secret the zip keeps, once
 # for the whole assignment in setup.sh, or anew for every run.
 PER_STUDENT, PER_ASSIGNMENT, PER_SUBMISSION = "per-student", "per-assignment", "per-submission"
@@ -96,7 +97,7 @@ uv venv --python "$PYTHON" .venv
 # chosen (its own dependencies resolved for it); bytecode now, as graded processes write none.
 uv export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate \\
   --prune torch --output-file requirements.txt >/dev/null
-uv pip install --python .venv/bin/python --compile-bytecode \\
+uv pip install --no-config --python .venv/bin/python --compile-bytecode \\
   ${{TORCH_BACKEND:+--torch-backend "$TORCH_BACKEND"}} -r requirements.txt "$TORCH"
 rm -rf "$UV_CACHE_DIR"
 if [[ -n "$SEED" ]]; then

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import secrets
 import signal
 import sys
@@ -45,6 +46,14 @@ from cs336_harness.grading.autograder import (
     locked_torch,
 )
 from cs336_harness.grading.autograder import build as build_autograder
+from cs336_harness.grading.course_env import (
+    WorkerEnvironment,
+    built,
+    cache_dir,
+    for_course,
+    own_versions,
+)
+from cs336_harness.grading.courses import COURSES, by_name
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.limits import Limits, format_size, parse_size
@@ -153,6 +162,13 @@ def _grading_options(parser: argparse.ArgumentParser) -> None:
         "--no-sandbox",
         action="store_true",
         help="--sandbox none: only for hosts that allow neither tier, on submissions you trust",
+    )
+    parser.add_argument(
+        "--course",
+        choices=tuple(COURSES),
+        help="the environment submissions run in: this year's handout's Python, torch and "
+        "packages (default: the rubric's [environment], the newest course's); uv builds it "
+        "once where the grader's own is not it",
     )
 
 
@@ -450,17 +466,25 @@ def _partial(args: argparse.Namespace, rubric: Rubric) -> bool:
     return args.partial or (rubric.partial and not args.all_or_nothing)
 
 
-def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: Console) -> Sandbox:
+def _sandbox(
+    args: argparse.Namespace,
+    bundle: Bundle,
+    limits: Limits,
+    errors: Console,
+    environment: WorkerEnvironment,
+) -> Sandbox:
     """The strongest tier asked for that works here, checked: bubblewrap, else (as root) a
-    user of its own without namespaces. The self-check (no submission named) grades this
-    checkout's own code, which needs no confinement: without either it runs unconfined and
-    says so."""
+    user of its own without namespaces, each running the worker in `environment`. The
+    self-check (no submission named) grades this checkout's own code, which needs no
+    confinement: without either it runs unconfined and says so."""
     wanted = NONE if args.no_sandbox else args.sandbox
+    runs_in = {"python": environment.python, "mounts": environment.mounts,
+               "site": environment.site}  # fmt: skip
     if wanted == NONE:
-        return Sandbox(kind=NONE)
+        return Sandbox(kind=NONE, **runs_in)
     refusals = []
     if wanted in (AUTO, BUBBLEWRAP):
-        sandbox = Sandbox()
+        sandbox = Sandbox(**runs_in)
         try:
             check_sandbox(sandbox, bundle.trusted, limits, _protected(args))
             return sandbox
@@ -470,7 +494,9 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
         share = Share.create(bundle.trusted)
         reason = "--sandbox user" if wanted == USER else "namespaces refused here"
         no_filter = socket_filter.unavailable()
-        sandbox = Sandbox(kind=USER, reason=reason, share=str(share.root), no_filter=no_filter)
+        sandbox = Sandbox(
+            kind=USER, reason=reason, share=str(share.root), no_filter=no_filter, **runs_in
+        )
         try:
             check_sandbox(sandbox, bundle.trusted, limits, _protected(args))
             if refusals:
@@ -484,7 +510,25 @@ def _sandbox(args: argparse.Namespace, bundle: Bundle, limits: Limits, errors: C
     if args.submissions or wanted != AUTO:
         raise GraderError("; ".join(refusals))
     errors.print(f"note: {refusals[0]}; grading this checkout's own code unconfined", markup=False)
-    return Sandbox(kind=NONE, reason="this checkout's own code; no sandbox works here")
+    return Sandbox(kind=NONE, reason="this checkout's own code; no sandbox works here", **runs_in)
+
+
+def _environment_line(environment: WorkerEnvironment) -> str:
+    """What the reports say of where the submissions ran, and the grader beside it."""
+    if environment.own:
+        return environment.description
+    return f"{environment.description}; the grader: {run_environment.environment()}"
+
+
+def _environment(args: argparse.Namespace, rubric: Rubric, errors: Console) -> WorkerEnvironment:
+    """The course's environment, built first where it must be (minutes, once)."""
+    course = by_name(args.course) if args.course else rubric.course
+    if not course.admits(platform.python_version(), own_versions()) and not built(course):
+        errors.print(
+            f"building {course.describe()} with uv, once (it is kept in {cache_dir()})",
+            markup=False,
+        )
+    return for_course(course)
 
 
 def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
@@ -511,7 +555,8 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
         fixtures = _trusted_fixtures(args, seed, workroot, inputs)
         table = inputs.table if inputs is not None else None
         bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle", table)
-        sandbox = _sandbox(args, bundle, limits, errors)
+        environment = _environment(args, rubric, errors)
+        sandbox = _sandbox(args, bundle, limits, errors, environment)
         if not groups.enabled:
             errors.print(f"note: {groups.description}", markup=False, soft_wrap=True)
         info = RunInfo(
@@ -524,7 +569,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             shard=f"{index}/{count}",
             resources=groups.description,
             for_students=args.for_students,
-            environment=run_environment.environment(),
+            environment=_environment_line(environment),
             limits=run_environment.describe_limits(limits),
         )
         grader = Grader(
@@ -538,6 +583,7 @@ def run(args: argparse.Namespace, console: Console, errors: Console) -> int:
             deadline,
             preload=len(submissions) > 1,
             inputs_for=_per_student(args, workroot, errors),
+            environment=environment,
         )
         graded = _grade_all(grader, submissions, args.jobs, errors)
     finally:
@@ -602,6 +648,7 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
     options += ["--partial"] * args.partial + ["--all-or-nothing"] * args.all_or_nothing
     options += ["--no-sandbox"] * args.no_sandbox
     options += [] if args.sandbox == AUTO else [f"--sandbox={args.sandbox}"]
+    options += [] if args.course is None else [f"--course={args.course}"]
     return options
 
 
@@ -616,14 +663,16 @@ def run_autograder(argv: list[str], console: Console) -> int:
     _grading_options(parser)
     image = parser.add_argument_group("the image setup.sh builds")
     image.add_argument(
-        "--python", choices=PYTHONS, default=DEFAULT_PYTHON, help="the Python uv installs"
+        "--python",
+        choices=PYTHONS,
+        help=f"the Python uv installs (default: the course's, {DEFAULT_PYTHON} for every one)",
     )
     image.add_argument(
         "--torch",
         default="",
         metavar="VERSION",
-        help=f"the course's torch, one that .ci/matrix.py checks: {', '.join(MATRIX_TORCH)} "
-        f"(default: uv.lock's, {locked_torch()})",
+        help=f"the torch to install, one that .ci/matrix.py checks: {', '.join(MATRIX_TORCH)} "
+        f"(default: the course's; uv.lock's is {locked_torch()})",
     )
     image.add_argument(
         "--cuda",
@@ -669,7 +718,9 @@ def run_autograder(argv: list[str], console: Console) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(31)
     seed = seed if args.inputs == PER_ASSIGNMENT else None
     secret = (args.inputs_secret or new_secret()) if args.inputs == PER_STUDENT else None
-    built = Image(args.python, args.torch, args.cuda, seed, args.timeout, secret)
+    course = by_name(args.course) if args.course else load_rubric(args.rubric).course
+    python, torch = args.python or course.python, args.torch or course.torch_minor
+    built = Image(python, torch, args.cuda, seed, args.timeout, secret)
     build_autograder(args.out, args.rubric, _passed_on(args), image=built)
     inputs = {
         PER_STUDENT: "inputs per student, from a secret kept in the zip",

@@ -71,5 +71,8 @@ def note(error: BaseException) -> str:
     if isinstance(error, ImportError) and (error.name or "").partition(".")[0] == "torch":
         torch = sys.modules.get("torch")
         version = getattr(torch, "__version__", "?")
-        return f" (the grader runs torch {version}; the course's may differ)"
+        return (
+            f" (graded on torch {version}; a course of another torch: cs336-grade --course, "
+            "or the rubric's [environment])"
+        )
     return ""

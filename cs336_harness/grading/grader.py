@@ -41,6 +41,9 @@ from typing import Any
 
 from cs336_harness.grading import cgroups, container, interpreter
 from cs336_harness.grading.cgroups import Cgroups
+from cs336_harness.grading.course_env import WorkerEnvironment
+from cs336_harness.grading.declared_env import Declared, declared
+from cs336_harness.grading.declared_env import note as environment_note
 from cs336_harness.grading.drawn import DrawnInputs
 from cs336_harness.grading.environment import absent_imports
 from cs336_harness.grading.errors import GraderError
@@ -225,12 +228,15 @@ class Grader:
         deadline: float | None = None,
         preload: bool = True,
         inputs_for: Callable[[str], DrawnInputs] | None = None,
+        environment: WorkerEnvironment | None = None,
     ):
         """`deadline`: when the reports must be written, in seconds since the epoch;
         `preload`: the judges import what only failure reports need (`judge.py`) once, for
         many submissions; `inputs_for`: the inputs of the submission of a name, drawn for it
-        alone (`--per-student`; else every one is graded on the bundle's)."""
+        alone (`--per-student`; else every one is graded on the bundle's); `environment`:
+        where the workers run, which a submission's own pyproject.toml may not ask for."""
         self.bundle = bundle
+        self.environment = environment
         self.inputs_for = inputs_for
         # What each submission's own inputs held when drawn, checked after its grading.
         self._drawn: dict[Path, dict[str, str]] = {}
@@ -319,7 +325,7 @@ class Grader:
         inputs = None
         try:
             try:
-                left_out = self._take_in(path, home)
+                left_out, asked = self._take_in(path, home)
             except IntakeRefused as refusal:
                 tests = self._refused(lane, home, str(refusal), name)
                 output, record, notes = tests[0].message, RunRecord(), ()
@@ -328,6 +334,7 @@ class Grader:
                 inputs = None if self.inputs_for is None else self.inputs_for(name)
                 record, tests, output = self._judged(lane, home, left_out, select, inputs)
                 notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
+                notes += self._environment_notes(asked)
                 rules = _read_rules(home / "submission", self.policy) | _called(
                     Called(test.family, path, line, name, count)
                     for test in tests
@@ -362,18 +369,23 @@ class Grader:
         return lane.uid
 
     @staticmethod
-    def _take_in(path: Path, home: Path) -> list[LeftOut]:
+    def _take_in(path: Path, home: Path) -> tuple[list[LeftOut], Declared]:
         """Copy what the submission at `path` contributes into `home`/submission; an
         archive is unpacked first into `home`/unpacked (private: `home` is 0700), which
-        goes once copied. What was left out of both."""
+        goes once copied. What was left out of both, and what its own project files ask
+        for (`declared_env`)."""
         if not is_archive(path):
-            return copy_submission(path, home / "submission")
+            return copy_submission(path, home / "submission"), declared(path)
         unpacked = home / "unpacked"
         try:
             found, left_out = unpack_submission(path, unpacked)
-            return left_out + copy_submission(found, home / "submission")
+            return left_out + copy_submission(found, home / "submission"), declared(found)
         finally:
             remove_tree(unpacked)
+
+    def _environment_notes(self, asked: Declared) -> tuple[str, ...]:
+        said = None if self.environment is None else environment_note(asked, self.environment)
+        return () if said is None else (said,)
 
     def _judge(
         self, lane: Lane, home: Path, submission: Path, args: list[str]

@@ -47,6 +47,7 @@ from cs336_harness.grading import (
     user_isolation,
 )
 from cs336_harness.grading.cgroups import Cgroups, WorkerGroup
+from cs336_harness.grading.course_env import python_paths
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.interpreter import site_packages
 from cs336_harness.grading.limits import Limits, apply_rlimits
@@ -103,12 +104,9 @@ ENV = {
 IDENTITY = {"USER": "cs336-worker", "LOGNAME": "cs336-worker"}
 
 
-def python_paths() -> list[str]:
-    """The interpreter, its standard library and site-packages: what the worker reads."""
-    candidates = [sys.prefix, sys.base_prefix, *site_packages()]
-    unique = sorted({os.path.realpath(p) for p in candidates} | set(candidates))
-    # Nested paths are covered by their parent's mount.
-    return [p for p in unique if not any(p != q and p.startswith(q + "/") for q in unique)]
+def own_python_paths() -> tuple[str, ...]:
+    """The grader's interpreter, its standard library and site-packages."""
+    return python_paths(sys.prefix, sys.base_prefix, tuple(site_packages()))
 
 
 def _cpu_count(cpus: int) -> dict[str, str]:
@@ -234,14 +232,16 @@ class Sandbox:
     """How a worker is started: `kind` is its tier, BUBBLEWRAP, USER (a user of its own
     without namespaces, `user_isolation`; `share` its shared folder) or NONE.
 
-    `mounts` and `site` are read where the environment is known (the grader runs its own
-    Python normally; the judge and the worker run with `-S`, which leaves a virtual
-    environment's prefix and site-packages unknown to them)."""
+    `python` is the worker's interpreter (the course's environment, `course_env`), `mounts`
+    and `site` what it reads and its site-packages: read where the environment is known (the
+    grader runs its own Python normally; the judge and the worker run with `-S`, which
+    leaves a virtual environment's prefix and site-packages unknown to them)."""
 
     kind: str = BUBBLEWRAP
     # Why a weaker tier than bubblewrap, for the reports.
     reason: str = "--no-sandbox"
-    mounts: tuple[str, ...] = field(default_factory=lambda: tuple(python_paths()))
+    python: str = sys.executable
+    mounts: tuple[str, ...] = field(default_factory=own_python_paths)
     site: tuple[str, ...] = field(default_factory=lambda: tuple(site_packages()))
     share: str = ""
     # The user tier: why its seccomp filter (`socket_filter`) cannot be had here; "": it is.
@@ -291,7 +291,7 @@ class Sandbox:
         /tmp (else bwrap makes one bounded in bytes only), `worker_args` follow the adapters'
         path, `cpus` is what its os.cpu_count() says."""
         adapters = "tests/adapters.py"
-        worker = interpreter.command(WORKER_MODULE)
+        worker = interpreter.command(WORKER_MODULE, python=self.python)
         if self.kind == NONE:
             return [*worker, str(submission / adapters), *worker_args]
         if self.kind == USER:
@@ -434,7 +434,8 @@ def check_sandbox(
         candidates = (*user_isolation.PROTECTED, harness.parent, *protected)
         hidden = [p for p in candidates if p.exists()]
         share = user_isolation.Share(Path(sandbox.share))
-        user_isolation.check(share, draw_uid(), sandbox.site, hidden, not sandbox.no_filter)
+        filtered = not sandbox.no_filter
+        user_isolation.check(share, draw_uid(), sandbox.python, sandbox.site, hidden, filtered)
         return
     refused = _namespaces_refused()
     if refused:
@@ -453,7 +454,7 @@ def check_sandbox(
         tmp.mkdir(exist_ok=True)
     command = sandbox.command(harness, probe, draw_uid(), limits, tmp)
     # Everything up to the interpreter, then a Python that finds the harness and exits.
-    command = [*command[: command.index(sys.executable)], sys.executable, *interpreter.FLAGS,
+    command = [*command[: command.index(sandbox.python)], sandbox.python, *interpreter.FLAGS,
                "-c", "import cs336_harness"]  # fmt: skip
     try:
         done = subprocess.run(

@@ -29,6 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cs336_harness.families import BY_NAME, FAMILIES
+from cs336_harness.grading.courses import COURSES, NEWEST, Course, from_table
 from cs336_harness.grading.results import (
     HARDENING,
     GradedTest,
@@ -128,6 +129,8 @@ class Rubric:
     # Credit per contract case (pro rata) rather than all or nothing per family.
     partial: bool = True
     policy: SubmissionPolicy = SubmissionPolicy()
+    # The environment submissions run in (`[environment]`; the newest course's by default).
+    course: Course = COURSES[NEWEST]
 
     def get(self, family: str) -> FamilyPoints | None:
         if family == HARDENING:
@@ -209,12 +212,13 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise RubricError(f"cannot read the rubric {path}: {error}") from error
-    tables = {"families", HARDENING, "gradescope", "rules", "scoring", "policy"}
+    tables = {"families", HARDENING, "gradescope", "rules", "scoring", "policy", "environment"}
     unknown = sorted(set(data) - tables)
     if unknown:
         raise RubricError(
             f"rubric {path}: unknown {', '.join(map(repr, unknown))} (its tables are "
-            "[families], [hardening], [scoring], [gradescope], [rules] and [policy])"
+            "[families], [hardening], [scoring], [gradescope], [rules], [policy] and "
+            "[environment])"
         )
     # Without a [families] table, the registry's points for upstream's families; with one,
     # the course's table whole.
@@ -229,9 +233,13 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
     families = tuple(_entry(name, value) for name, value in table.items())
     rules = _rules_entry(data.get("rules", {}))
     partial = _partial(path, data.get("scoring", {}))
-    return Rubric(
-        families, hardening, gradescope, rules, partial, _policy(path, data.get("policy", {}))
-    )
+    policy = _policy(path, data.get("policy", {}))
+    try:
+        course = from_table(data.get("environment", {"course": NEWEST}), f"rubric {path}, "
+                            "[environment]")  # fmt: skip
+    except ValueError as error:
+        raise RubricError(str(error)) from None
+    return Rubric(families, hardening, gradescope, rules, partial, policy, course)
 
 
 def _partial(path: Path, table: object) -> bool:

@@ -14,7 +14,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,9 +153,15 @@ print(json.dumps({"readable": readable, "online": online}))
 
 
 def check(
-    share: Share, uid: int, site: tuple[str, ...], protected: list[Path], filtered: bool
+    share: Share,
+    uid: int,
+    python: str,
+    site: tuple[str, ...],
+    protected: list[Path],
+    filtered: bool,
 ) -> None:
-    """Start the worker's Python as `uid` once, with the seccomp filter where `filtered`; a
+    """Start the worker's Python (`python`) as `uid` once, with the seccomp filter where
+    `filtered`; a
     GraderError says what stops the tier: the interpreter it cannot run, the harness it
     cannot import, a protected path it can read, or a filter that lets a socket through."""
     network = socket_filter.compiled() if filtered else None
@@ -164,7 +169,7 @@ def check(
     remove(home)
     home.mkdir(mode=0o700)
     os.chown(home, uid, uid)
-    command = [*setpriv(uid), sys.executable, *interpreter.FLAGS, "-c", PROBE]
+    command = [*setpriv(uid), python, *interpreter.FLAGS, "-c", PROBE]
     env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "LANG": "C.UTF-8"}
     try:
         done = subprocess.run(
@@ -183,7 +188,7 @@ def check(
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise GraderError(
-            f"the worker's user (uid {uid}) cannot run {sys.executable} and import the "
+            f"the worker's user (uid {uid}) cannot run {python} and import the "
             f"harness: {last}; every folder from / to the interpreter and site-packages must "
             "be open to other users (a Python under /root, mode 0700, is not)"
         )

@@ -184,7 +184,8 @@ def run_autograder(
     shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
     (root / "run_autograder").chmod(0o755)
     shutil.copytree(submission, root / "submission")
-    (root / "submission_metadata.json").write_text(metadata(list(users)))
+    if not (root / "submission_metadata.json").exists():  # a test's own, else Gradescope's
+        (root / "submission_metadata.json").write_text(metadata(list(users)))
     env = (env or dict(os.environ)) | {
         "AUTOGRADER_ROOT": str(root),
         "AUTOGRADER_PYTHON": sys.executable,
@@ -238,14 +239,14 @@ def test_the_course_picks_its_torch_from_the_checked_matrix(
     assert set(MATRIX_TORCH) == checked
     image = Image(python="3.11", torch="2.11", cuda=True, seed=None)
     build(tmp_path / "a.zip", DEFAULT_RUBRIC, [], image=image)
-    assert _setup_line(tmp_path / "a.zip", "TORCH") == "torch==2.11.*"
+    assert _setup_line(tmp_path / "a.zip", "TORCH") == f"torch=={locked_torch()}"
     assert _setup_line(tmp_path / "a.zip", "PYTHON") == "3.11"
     assert _setup_line(tmp_path / "a.zip", "TORCH_BACKEND") == ""
     assert _setup_line(tmp_path / "a.zip", "SEED") == ""  # drawn per submission
     assert (
         "--drawn-inputs" not in zipfile.ZipFile(tmp_path / "a.zip").read("run_autograder").decode()
     )
-    with pytest.raises(GraderError, match=r"torch 2\.7 is not checked here: pick 2\.6, 2\.11"):
+    with pytest.raises(GraderError, match=r"torch 2\.7 is not checked here: pick 2\.6, 2\.15"):
         build(tmp_path / "b.zip", DEFAULT_RUBRIC, [], image=Image(torch="2.7"))
 
 
@@ -506,7 +507,10 @@ def test_the_course_policies_apply_from_gradescopes_metadata(
     seed = _setup_line(package, "SEED")  # the same inputs, drawn once by the fixture
     with_policy = tmp_path / "autograder.zip"
     limits = (f"--test-timeout={TEST_TIMEOUT}", f"--memory-limit={MEMORY_LIMIT}")
-    built = grade("autograder", "--rubric", policy, "--seed", seed, *limits, out=with_policy)
+    built = grade(
+        "autograder", "--rubric", policy, "--inputs=per-assignment", "--seed", seed, *limits,
+        out=with_policy,
+    )  # fmt: skip
     assert built.returncode == 0, built.stderr
     submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
 

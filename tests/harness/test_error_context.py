@@ -41,7 +41,7 @@ def test_an_adapter_whose_parameters_were_renamed_says_whose_names_count():
 
 def test_an_import_from_torch_names_its_version():
     error = ImportError("cannot import name 'FILE_LIKE'", name="torch.serialization")
-    assert note(error).startswith(" (the grader runs torch 2.")
+    assert note(error).startswith(" (graded on torch 2.")
     assert note(ImportError("cannot import name 'x'", name="numpy")) == ""
 
 

@@ -49,7 +49,8 @@ class RunInfo:
         inputs = submission.inputs if submission is not None and submission.inputs else self.inputs
         # The inputs stay the second line: CI scripts read the seed from there.
         resources = [f"resources: {self.resources}"] if self.resources else []
-        return [f"sandbox: {self.sandbox}", f"inputs: {inputs}", *resources]
+        environment = [f"environment: {self.environment}"] if self.environment else []
+        return [f"sandbox: {self.sandbox}", f"inputs: {inputs}", *resources, *environment]
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -80,6 +81,6 @@ def write_reports(
     write_archive(results, out / "grading.json", info.to_dict(), places)
     if one:
         return ["results.json", "junit.xml", "grading.json"]
-    write_summary(results, out / "summary.csv", info.sandbox, info.seed)
+    write_summary(results, out / "summary.csv", info.sandbox, info.seed, info.environment)
     report = write_class_report(results, out, info.to_dict())
     return ["<submission>/results.json", "junit.xml", "summary.csv", "grading.json", *report]

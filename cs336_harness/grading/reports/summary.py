@@ -2,8 +2,8 @@
 entry), how many of its tests got each verdict, how many uses of what the assignment's
 rules forbid its source shows and the points they cost, at how many sites the worker saw it
 call one (`forbidden_call_sites`: evidence, not proof), how many worker processes it took
-(more than one: a crash or a time-out ended one), the sandbox it ran in and the seed its
-inputs were drawn for ("stored": the stored fixtures)."""
+(more than one: a crash or a time-out ended one), the sandbox and the environment it ran in
+and the seed its inputs were drawn for ("stored": the stored fixtures)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ def _seed(result: Score, run_seed: int | None) -> int | str:
     return "stored" if seed is None else seed
 
 
-def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | None) -> None:
+def write_summary(
+    results: list[Score], path: Path, sandbox: str, seed: int | None, environment: str = ""
+) -> None:
     families = list(dict.fromkeys(f.family for r in results for f in r.families))
     statuses = [str(s) for s in Status]
     # Encoded whole, then written: a lone surrogate stops it before anything is on disk.
@@ -43,6 +45,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                 "seconds",
                 "workers",
                 "sandbox",
+                "environment",
                 "seed",
                 "path",
             ]
@@ -64,6 +67,7 @@ def write_summary(results: list[Score], path: Path, sandbox: str, seed: int | No
                     f"{result.submission.wall_time:.1f}",
                     result.submission.workers,
                     sandbox,
+                    environment,
                     _seed(result, seed),
                     str(result.submission.path),
                 ]

@@ -1,0 +1,145 @@
+"""The course's environment: courses by name and the rubric's `[environment]`, what a
+submission's own project files ask for and the note its report then carries, and a run
+whose submissions run in an environment uv builds for the course, every report naming it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cs336_harness.grading.course_env import WorkerEnvironment
+from cs336_harness.grading.courses import COURSE_2025, COURSE_2026, CUSTOM, from_table
+from cs336_harness.grading.declared_env import Declared, declared, note
+from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, load_rubric
+from tests.grading import synthetic
+from tests.grading.conftest import grade
+
+WHERE = "rubric r, [environment]"
+
+
+def test_a_course_is_named_or_the_rubric_s_own():
+    assert from_table({"course": "2025"}, WHERE) is COURSE_2025
+    own = from_table({"python": "3.13", "torch": "~=2.6.0", "packages": ["numpy<2"]}, WHERE)
+    assert (own.name, own.python, own.torch_minor) == (CUSTOM, "3.13", "2.6")
+    assert own.requirements[:2] == ("torch~=2.6.0", "numpy<2")
+    for table, message in [
+        ({"course": "2024"}, "no course '2024': the courses are 2025, 2026"),
+        ({"course": "2025", "torch": "~=2.6.0"}, "give it alone"),
+        ({"python": "3.12"}, "no torch"),
+        ({"python": "3", "torch": "~=2.6.0"}, "major.minor"),
+        ({"python": "3.12", "torch": "2.6"}, "a specifier"),
+        ({"cuda": True}, "may hold only"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            from_table(table, WHERE)
+
+
+def test_the_default_rubric_grades_on_the_newest_course_which_is_uv_lock_s():
+    assert load_rubric(DEFAULT_RUBRIC).course is COURSE_2026
+    installed = {"torch": "2.11.0", "numpy": "2.4.6", "safetensors": "0.8.0"} | {
+        p.split(">=")[0]: "9999.0" for p in COURSE_2026.packages
+    }
+    assert COURSE_2026.admits("3.12.1", installed)
+    assert not COURSE_2026.admits("3.11.7", installed)
+    assert not COURSE_2025.admits("3.12.1", installed)  # its torch is 2.6
+
+
+def test_a_malformed_environment_table_is_a_rubric_error(tmp_path: Path):
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(DEFAULT_RUBRIC.read_text().replace('course = "2026"', 'course = "2030"'))
+    with pytest.raises(RubricError, match="no course '2030'"):
+        load_rubric(rubric)
+
+
+def _environment(python: str, torch: str) -> WorkerEnvironment:
+    return WorkerEnvironment("python", (), (), "", python, (("torch", torch),))
+
+
+def test_a_submission_written_for_another_course_is_told_which(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nrequires-python = ">=3.12"\n'
+        'dependencies = ["einops>=0.8.1", "torch~=2.6.0", '
+        "\"torch~=2.2.2; sys_platform == 'darwin' and platform_machine == 'x86_64'\"]\n"
+    )
+    asked = declared(tmp_path)
+    assert asked == Declared(">=3.12", "~=2.6.0", "")
+    assert note(asked, _environment("3.12.1", "2.11.0+cu130")) == (
+        "written for torch ~=2.6.0, graded on Python 3.12.1 and torch 2.11.0+cu130: grade it "
+        "on its own with --course 2025"
+    )
+    assert note(asked, _environment("3.12.1", "2.6.0")) is None
+    assert note(asked, _environment("3.11.7", "2.6.0")) == (
+        "written for Python >=3.12, graded on Python 3.11.7 and torch 2.6.0: grade it on its "
+        "own with --course 2025"
+    )
+    # A lock says it where the project does not; a course that fits none says so.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tmp_path / "uv.lock").write_text('[[package]]\nname = "torch"\nversion = "2.8.0"\n')
+    assert note(declared(tmp_path), _environment("3.12.1", "2.11.0")) == (
+        "written for torch 2.8.0 (its uv.lock), graded on Python 3.12.1 and torch 2.11.0: "
+        "grade it on its own in an environment of the rubric's ([environment])"
+    )
+
+
+def test_project_files_are_read_with_bounds_and_through_no_link(tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text('[project]\ndependencies = ["torch~=2.6.0"]\n')
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "pyproject.toml").symlink_to(elsewhere)
+    assert declared(submission) == Declared()
+    (submission / "pyproject.toml").unlink()
+    (submission / "pyproject.toml").write_text("x" * (5 << 20))
+    assert declared(submission) == Declared()
+    (submission / "pyproject.toml").write_text('[project]\ndependencies = ["torch~=not"]\n')
+    os.mkfifo(submission / "uv.lock")  # a FIFO would block a plain read
+    assert declared(submission) == Declared()
+
+
+# A course of the rubric's own that the grader's environment is not (its tqdm is newer):
+# uv builds it, from its cache, in seconds.
+OWN_PACKAGES = [p for p in COURSE_2026.packages if not p.startswith("tqdm")] + ["tqdm<4.67"]
+OWN_COURSE = f"""
+[environment]
+python = "3.12"
+torch = "~=2.11.0"
+packages = {OWN_PACKAGES!r}
+""".replace("'", '"')
+# Imported only where the worker runs in that course's environment.
+NEEDS_OLD_TQDM = synthetic.Synthetic(
+    adapters_tail="""
+    import tqdm
+
+    if tuple(int(p) for p in tqdm.__version__.split(".")[:2]) >= (4, 67):
+        raise ImportError(f"this submission needs tqdm < 4.67, not {tqdm.__version__}")
+    """
+)
+
+
+def test_submissions_run_in_the_course_s_environment_and_every_report_names_it(
+    tmp_path: Path,
+):
+    rubric = tmp_path / "rubric.toml"
+    text = DEFAULT_RUBRIC.read_text()
+    rubric.write_text(text[: text.index("[environment]")] + OWN_COURSE)
+    for name in ("alice", "bob"):
+        synthetic.write_submission(tmp_path / "class" / name, NEEDS_OLD_TQDM)
+    run = grade(tmp_path / "class", "-j2", "--stored-inputs", "--rubric", rubric,
+                out=tmp_path / "out")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    for name in ("alice", "bob"):
+        results = run.results(name)
+        assert results["score"] == results["max_score"], name
+        environment = next(
+            line for line in results["output"].splitlines() if line.startswith("environment:")
+        )
+        assert environment.startswith("environment: the rubric's [environment]: Python 3.12.")
+        assert "built by uv in" in environment and "; the grader: Python" in environment
+    properties = run.junit().find("testsuite/properties")
+    assert "built by uv" in {p.get("name"): p.get("value") for p in properties}["environment"]
+    # On the grader's own environment the same code cannot even be imported.
+    own = grade(tmp_path / "class" / "alice", "--stored-inputs", out=tmp_path / "own")
+    assert own.results()["score"] == 0
+    assert "needs tqdm < 4.67" in own.results()["tests"][0]["output"]
