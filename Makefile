@@ -42,7 +42,7 @@ grade:  ## grade submissions: make grade SUBMISSIONS="dir ..." [GRADE_ARGS="-j 4
 
 handout:  ## write the student copy (stubbed cs336_basics, no oracle) to DEST=dir
 	@test -n "$(DEST)" || { echo "usage: make handout DEST=dir"; exit 2; }
-	$(UV) run python -m cs336_harness.grading.handout $(DEST)
+	$(UV) run python -m cs336_harness.grading.packaging.handout $(DEST)
 
 test-grading: test-grading-together test-grading-alone  ## the grader's own tests: sandbox, hostile submissions, shards, fresh inputs, handout (minutes)
 

@@ -19,10 +19,10 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from cs336_harness.adapter_loader import Adapters
-from cs336_harness.cases import case_table, load_case
+from cs336_harness.adapters.loader import Adapters
 from cs336_harness.families import family as registered
-from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
+from cs336_harness.judging.cases import case_table, load_case
+from cs336_harness.judging.pytest_plugin import DEFAULT_FIXTURES
 
 DEFAULT_MODULES = ["tests/adapters.py", "tests/evidence/fused.py"]
 

@@ -12,8 +12,8 @@ import torch
 # of the same grammar that could disagree with the one that selects the tests.
 from _pytest.mark.expression import Expression
 
-from cs336_harness import submission_imports
-from cs336_harness.adapter_loader import resolve_spec
+from cs336_harness.adapters import submission_imports
+from cs336_harness.adapters.loader import resolve_spec
 from cs336_harness.paths import DEFAULT_ADAPTERS
 
 # One intra-op thread, as the grader's worker runs submissions: the tests' tensors are tiny,
@@ -27,7 +27,7 @@ torch.set_num_threads(1)
 gc.freeze()
 
 # pytester runs the suite inside the suite, for the meta-test (tests/meta/test_meta.py).
-pytest_plugins = ["cs336_harness.pytest_plugin", "pytester"]
+pytest_plugins = ["cs336_harness.judging.pytest_plugin", "pytester"]
 
 TESTS = Path(__file__).parent
 # Tests of the bundled package itself (its error messages, parameter counts, variants, the
@@ -99,6 +99,6 @@ def _torch_imported_once(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def checkout_imports_undone() -> Iterator[None]:
     """For a test that loads a checkout's adapters into this process: the checkout's import
-    finder (`cs336_harness.submission_imports`) and its modules go again afterwards."""
+    finder (`cs336_harness.adapters.submission_imports`) and its modules go again afterwards."""
     yield
     submission_imports.uninstall()

@@ -32,8 +32,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from cs336_harness import withheld
-from cs336_harness.grading import cgroups, drawn, socket_filter
-from cs336_harness.grading.autograder import (
+from cs336_harness.grading.environments.course_env import (
+    WorkerEnvironment,
+    built,
+    cache_dir,
+    for_course,
+    own_versions,
+)
+from cs336_harness.grading.environments.courses import COURSES, by_name
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.grader import Grader
+from cs336_harness.grading.inputs import drawn
+from cs336_harness.grading.inputs.bundle import Bundle, build_bundle, fresh_fixtures, remove_tree
+from cs336_harness.grading.inputs.student_inputs import named_student, new_secret, student_seed
+from cs336_harness.grading.intake.submissions import discover
+from cs336_harness.grading.packaging.autograder import (
     DEFAULT_PYTHON,
     GRADESCOPE_TIMEOUT,
     INPUTS,
@@ -45,25 +58,17 @@ from cs336_harness.grading.autograder import (
     Image,
     locked_torch,
 )
-from cs336_harness.grading.autograder import build as build_autograder
-from cs336_harness.grading.course_env import (
-    WorkerEnvironment,
-    built,
-    cache_dir,
-    for_course,
-    own_versions,
-)
-from cs336_harness.grading.courses import COURSES, by_name
-from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.grader import Grader
-from cs336_harness.grading.limits import Limits, format_size, parse_size
+from cs336_harness.grading.packaging.autograder import build as build_autograder
 from cs336_harness.grading.reports import RunInfo, run_environment, write_reports
 from cs336_harness.grading.reports.archive import read_archive
 from cs336_harness.grading.reports.class_report import write_class_report
 from cs336_harness.grading.reports.gradescope import DIAGNOSED_BY_OUTPUT
 from cs336_harness.grading.reports.table import family_table, print_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
-from cs336_harness.grading.sandbox import BUBBLEWRAP, NONE, USER, Sandbox, check_sandbox
+from cs336_harness.grading.sandbox import cgroups, socket_filter
+from cs336_harness.grading.sandbox.limits import Limits, format_size, parse_size
+from cs336_harness.grading.sandbox.tiers import BUBBLEWRAP, NONE, USER, Sandbox, check_sandbox
+from cs336_harness.grading.sandbox.user_tier import Share
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
     VISIBILITIES,
@@ -74,10 +79,6 @@ from cs336_harness.grading.scoring import (
     score,
 )
 from cs336_harness.grading.shards import merge, parse_shard, shard_positions
-from cs336_harness.grading.student_inputs import named_student, new_secret, student_seed
-from cs336_harness.grading.submissions import discover
-from cs336_harness.grading.trusted import Bundle, build_bundle, fresh_fixtures, remove_tree
-from cs336_harness.grading.user_isolation import Share
 from cs336_harness.manifest import manifest_problems
 from cs336_harness.paths import REPO_ROOT
 from cs336_harness.untrusted import clean_names

@@ -39,24 +39,24 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from cs336_harness.grading import cgroups, container, interpreter
-from cs336_harness.grading.cgroups import Cgroups
-from cs336_harness.grading.course_env import WorkerEnvironment
-from cs336_harness.grading.declared_env import Declared, declared
-from cs336_harness.grading.declared_env import note as environment_note
-from cs336_harness.grading.drawn import DrawnInputs
-from cs336_harness.grading.environment import absent_imports
+from cs336_harness.grading.environments.course_env import WorkerEnvironment
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.intake import IntakeRefused, LeftOut, copy_submission
-from cs336_harness.grading.interpreter import site_packages
-from cs336_harness.grading.job import Job
-from cs336_harness.grading.limits import BOOT_WALL, Limits
-from cs336_harness.grading.record import Collected, RunRecord, read_record
+from cs336_harness.grading.inputs.bundle import Bundle, differences, digests, remove_tree
+from cs336_harness.grading.inputs.drawn import DrawnInputs
+from cs336_harness.grading.intake.absent_imports import absent_imports
+from cs336_harness.grading.intake.copy import IntakeRefused, LeftOut, copy_submission
+from cs336_harness.grading.intake.declared_env import Declared, declared
+from cs336_harness.grading.intake.declared_env import note as environment_note
+from cs336_harness.grading.intake.submissions import is_archive, unpack_submission
+from cs336_harness.grading.judge.job import Job
+from cs336_harness.grading.judge.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
-from cs336_harness.grading.sandbox import ENV, USER, Sandbox, draw_uid
-from cs336_harness.grading.submissions import is_archive, unpack_submission
-from cs336_harness.grading.trusted import Bundle, differences, digests, remove_tree
-from cs336_harness.grading.user_isolation import sweep
+from cs336_harness.grading.sandbox import cgroups, container, interpreter
+from cs336_harness.grading.sandbox.cgroups import Cgroups
+from cs336_harness.grading.sandbox.interpreter import site_packages
+from cs336_harness.grading.sandbox.limits import BOOT_WALL, Limits
+from cs336_harness.grading.sandbox.tiers import ENV, USER, Sandbox, draw_uid
+from cs336_harness.grading.sandbox.user_tier import sweep
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
 from cs336_harness.rules.static_scan import scan_submission
@@ -127,7 +127,7 @@ def pytest_args(
         "--rootdir",
         str(trusted),
         "-p",
-        "cs336_harness.grading.recorder",
+        "cs336_harness.grading.judge.recorder",
         f"--grading-job={job_file}",
         f"--fixtures-dir={fixtures}",
         "-p",
@@ -177,7 +177,9 @@ class Lane:
         env = {k: v for k, v in ENV.items() if k not in ("HOME", "TMPDIR")}
         env |= {"PATH": os.environ.get("PATH", ENV["PATH"])}
         return subprocess.Popen(
-            interpreter.command("cs336_harness.grading.judge", *["--preload"] * self.preload),
+            interpreter.command(
+                "cs336_harness.grading.judge.process", *["--preload"] * self.preload
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -64,7 +64,7 @@ class GradedTest:
     # The worker could not start before any of the submission's code ran: the host failed,
     # not the submission (the run ends with an error, `cli`).
     host_failure: bool = False
-    # The judge's diagnosis of a wrong output (`cs336_harness.diagnosis`): the ids of the
+    # The judge's diagnosis of a wrong output (`cs336_harness.judging.diagnosis`): the ids of the
     # known mistakes it matches, best first, or else the kind of its error's shape. Read from
     # the trusted test's own properties, never from a message a submission could shape.
     diagnosis: tuple[str, ...] = ()

@@ -29,7 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cs336_harness.families import BY_NAME, FAMILIES
-from cs336_harness.grading.courses import COURSES, NEWEST, Course, from_table
+from cs336_harness.grading.environments.courses import COURSES, NEWEST, Course, from_table
 from cs336_harness.grading.results import (
     HARDENING,
     GradedTest,

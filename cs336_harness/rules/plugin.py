@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import looks_like_path, resolve_spec
+from cs336_harness.adapters.loader import looks_like_path, resolve_spec
 from cs336_harness.rules.called import CALLED_HEADING, Called
 from cs336_harness.rules.runtime import Watcher
 from cs336_harness.rules.static_scan import scan_submission

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 from cs336_staff.catalog import attention, bpe, components, model, training
 from cs336_staff.catalog.mistake import Mistake
 from cs336_staff.catalog.numerics import round_to_bfloat16

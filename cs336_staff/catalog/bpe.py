@@ -16,7 +16,7 @@ import numpy as np
 import regex
 
 from cs336_harness.bpe_fingerprint import fingerprint
-from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 from cs336_staff.catalog.mistake import Mistake
 from cs336_staff.oracle import bpe
 from cs336_staff.oracle.bpe import GPT2_SPLIT, Pair, greatest_of_most_frequent

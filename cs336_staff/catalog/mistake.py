@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 
 Variant = Callable[[NumpyCase], np.ndarray | None]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Variant
 from cs336_staff.catalog.reading import BLOCK, LM, MHA, MHA_ROPE, f64, mha_weights

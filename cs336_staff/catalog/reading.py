@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Variant
 from cs336_staff.oracle.variants import (

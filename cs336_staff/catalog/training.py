@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from cs336_harness.diagnosis.numpy_cases import NumpyCase
+from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Mistake, Variant
 from cs336_staff.catalog.numerics import (

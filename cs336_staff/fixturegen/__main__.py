@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from cs336_harness.families import BY_NAME
-from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
+from cs336_harness.judging.pytest_plugin import DEFAULT_FIXTURES
 from cs336_staff.fixturegen import evidence
 from cs336_staff.fixturegen.core_cases import add_core
 from cs336_staff.fixturegen.reference_model import REFERENCE_CONFIG, evidence_ids

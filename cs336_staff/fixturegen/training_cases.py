@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cs336_harness.case_layout import ADAMW_READINGS
+from cs336_harness.judging.case_layout import ADAMW_READINGS
 from cs336_staff import oracle
 from cs336_staff.fixturegen.backward_case import add_backward_case
 from cs336_staff.fixturegen.draws import normal

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
-from cs336_harness.cases import CASES_NAME
+from cs336_harness.judging.cases import CASES_NAME
 from cs336_harness.manifest import write_manifest
 
 

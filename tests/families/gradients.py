@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 import torch
 
-from cs336_harness import inputs_unchanged, probes
-from cs336_harness.adapter_loader import NotImplementedFailure
-from cs336_harness.cases import Case
-from cs336_harness.compare import assert_matches_oracle
-from cs336_harness.not_implemented import message
+from cs336_harness.adapters import inputs_unchanged
+from cs336_harness.adapters.loader import NotImplementedFailure
+from cs336_harness.adapters.not_implemented import message
+from cs336_harness.adapters.probes import gradients
+from cs336_harness.judging.cases import Case
+from cs336_harness.judging.compare import assert_matches_oracle
 
 EXPECTED = "expected_grad."
 
@@ -48,7 +49,7 @@ def assert_input_gradients(
     if not expected and not weights:
         raise ValueError(f"{case.id}: no expected gradient for any argument of {adapter}")
     projection = case["grad_projection"]
-    result = probes.input_gradients(
+    result = gradients.input_gradients(
         adapters,
         adapter=adapter,
         kwargs=kwargs,

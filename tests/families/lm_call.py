@@ -1,6 +1,6 @@
 """The one call both Transformer LM families make, so their tests read the same."""
 
-from cs336_harness.cases import Case
+from cs336_harness.judging.cases import Case
 
 
 def run_lm(adapters, case: Case, in_indices):

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from cs336_harness import probes
+from cs336_harness.adapters.probes import training
 
 pytestmark = pytest.mark.family("data_loading")
 
@@ -21,7 +21,7 @@ SIGMAS = 7
 
 def _sample(case, adapters, device: str, calls=None):
     p = case.params
-    return probes.get_batch_samples(
+    return training.get_batch_samples(
         adapters,
         dataset=case["dataset"],
         batch_size=p["batch_size"],

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from cs336_harness.cases import Case
+from cs336_harness.judging.cases import Case
 
 pytestmark = pytest.mark.family("decoding")
 

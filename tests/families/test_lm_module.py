@@ -23,10 +23,14 @@ from typing import Any
 import pytest
 import torch
 
-from cs336_harness import probes
-from cs336_harness.cases import Case
+from cs336_harness.adapters.probes import modules
 from cs336_harness.families import family
-from cs336_harness.first_difference import BLOCK_SIZES, LM_SIZES, describe_difference
+from cs336_harness.judging.cases import Case
+from cs336_harness.judging.diagnosis.first_difference import (
+    BLOCK_SIZES,
+    LM_SIZES,
+    describe_difference,
+)
 
 FAMILY = family("transformer_lm_module")
 PLAIN_TENSORS_WHY = (
@@ -40,12 +44,12 @@ def _lm_sizes(case: Case) -> dict[str, Any]:
 
 
 def _lm_facts(adapters: Any, case: Case) -> dict[str, Any]:
-    return probes.lm_module_facts(adapters, sizes=_lm_sizes(case), weights=case.weights)
+    return modules.lm_module_facts(adapters, sizes=_lm_sizes(case), weights=case.weights)
 
 
 def _block_facts(adapters: Any, case: Case) -> dict[str, Any]:
     sizes = {key: case.params[key] for key in BLOCK_SIZES}
-    return probes.block_module_facts(adapters, sizes=sizes, weights=case.weights)
+    return modules.block_module_facts(adapters, sizes=sizes, weights=case.weights)
 
 
 def _spec_parameter_problems(facts: dict[str, Any], weights: dict[str, torch.Tensor]) -> list[str]:
@@ -151,7 +155,7 @@ def test_lm_keeps_no_tensor_as_a_plain_attribute(case, adapters):
 def test_lm_parameter_gradients(case, adapters):
     """Every parameter's gradient of `sum(grad_projection * logits)` with the case's
     weights, against the oracle's (by `expected_grad.<parameter name>`)."""
-    result = probes.lm_parameter_gradients(
+    result = modules.lm_parameter_gradients(
         adapters,
         sizes=_lm_sizes(case),
         weights=case.weights,

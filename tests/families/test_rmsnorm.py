@@ -2,8 +2,8 @@
 
 import pytest
 
-from cs336_harness.compare import assert_matches_oracle, for_dtype
 from cs336_harness.families import family
+from cs336_harness.judging.compare import assert_matches_oracle, for_dtype
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("rmsnorm")

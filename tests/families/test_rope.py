@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from cs336_harness.compare import assert_matches_oracle
 from cs336_harness.families import family
+from cs336_harness.judging.compare import assert_matches_oracle
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("rope")

@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from cs336_harness import probes
+from cs336_harness import bpe_fingerprint
+from cs336_harness.adapters.probes import tokenizer
 
 pytestmark = pytest.mark.family("tokenizer")
 
@@ -28,7 +29,7 @@ def round_trip_texts(count: int, seed: str) -> list[str]:
 
 
 def _outputs(case, adapters, texts, decode=()):
-    return probes.tokenizer_outputs(
+    return tokenizer.tokenizer_outputs(
         adapters,
         vocab_flat=case["vocab_flat"],
         vocab_lengths=case["vocab_lengths"],
@@ -41,7 +42,9 @@ def _outputs(case, adapters, texts, decode=()):
 
 
 def _texts(case):
-    return [t.decode("utf-8") for t in probes.unpack(case["texts_flat"], case["texts_lengths"])]
+    return [
+        t.decode("utf-8") for t in bpe_fingerprint.unpack(case["texts_flat"], case["texts_lengths"])
+    ]
 
 
 def _split(flat, lengths):
@@ -61,7 +64,7 @@ def _first_difference(got, expected, vocab):
 def test_encode(case, adapters):
     texts = _texts(case)
     expected = _split(case["expected_ids_flat"], case["expected_ids_lengths"])
-    vocab = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
+    vocab = bpe_fingerprint.unpack(case["vocab_flat"], case["vocab_lengths"])
     out = _outputs(case, adapters, texts)
     for text, got, want in zip(texts, out["encoded"], expected, strict=True):
         assert not isinstance(got, dict), f"encode({text[:60]!r}) raised {got['error']}"
@@ -74,7 +77,7 @@ def test_encode(case, adapters):
 def test_encode_iterable(case, adapters):
     texts = _texts(case)
     expected = _split(case["expected_ids_flat"], case["expected_ids_lengths"])
-    vocab = probes.unpack(case["vocab_flat"], case["vocab_lengths"])
+    vocab = bpe_fingerprint.unpack(case["vocab_flat"], case["vocab_lengths"])
     out = _outputs(case, adapters, texts)
     for text, got, want in zip(texts, out["iterable"], expected, strict=True):
         assert not isinstance(got, dict), (
@@ -90,7 +93,9 @@ def test_decode(case, adapters):
     decode = _split(case["decode_flat"], case["decode_lengths"])
     expected = [
         t.decode("utf-8")
-        for t in probes.unpack(case["expected_decoded_flat"], case["expected_decoded_lengths"])
+        for t in bpe_fingerprint.unpack(
+            case["expected_decoded_flat"], case["expected_decoded_lengths"]
+        )
     ]
     out = _outputs(case, adapters, [], decode)
     for ids, got, want in zip(decode, out["decoded"], expected, strict=True):

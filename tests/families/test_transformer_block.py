@@ -3,9 +3,12 @@
 import pytest
 import torch
 
-from cs336_harness.compare import assert_matches_oracle
 from cs336_harness.families import family
-from cs336_harness.first_difference import in_transformer_block, reported_on_failure
+from cs336_harness.judging.compare import assert_matches_oracle
+from cs336_harness.judging.diagnosis.first_difference import (
+    in_transformer_block,
+    reported_on_failure,
+)
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("transformer_block")

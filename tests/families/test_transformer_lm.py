@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from cs336_harness.compare import assert_matches_oracle
 from cs336_harness.families import family
-from cs336_harness.first_difference import in_transformer_lm, reported_on_failure
+from cs336_harness.judging.compare import assert_matches_oracle
+from cs336_harness.judging.diagnosis.first_difference import in_transformer_lm, reported_on_failure
 from tests.families.lm_call import run_lm
 
 FAMILY = family("transformer_lm")

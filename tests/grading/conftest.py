@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from cs336_harness.grading import cgroups
+from cs336_harness.grading.sandbox import cgroups
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
 from tests.grading.real_world import (

@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cs336_harness.case_layout import case_table
-from cs336_harness.diagnosis.error_shape import KINDS
 from cs336_harness.families import FAMILIES
 from cs336_harness.grading.results import CONTRACT, HARDENING, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.scoring import Score, load_rubric, score
+from cs336_harness.judging.case_layout import case_table
+from cs336_harness.judging.diagnosis.error_shape import KINDS
 from cs336_harness.paths import REPO_ROOT
 from cs336_staff.catalog import MISTAKES, Mistake
 

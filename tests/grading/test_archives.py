@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.archives import SUFFIXES, archive_stem, unpack
-from cs336_harness.grading.intake import (
+from cs336_harness.grading.intake.archives import SUFFIXES, archive_stem, unpack
+from cs336_harness.grading.intake.copy import (
     DEFAULT_LIMITS,
     IntakeLimits,
     IntakeRefused,
     copy_submission,
 )
-from cs336_harness.grading.submissions import discover, unpack_submission
+from cs336_harness.grading.intake.submissions import discover, unpack_submission
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import handed_in, synthetic
 from tests.grading.conftest import TEST_TIMEOUT, GradingRun, grade, statuses

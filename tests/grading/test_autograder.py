@@ -21,20 +21,25 @@ from typing import Any
 import pytest
 
 from cs336_harness.grading import cli
-from cs336_harness.grading import run_autograder as run_autograder_module
-from cs336_harness.grading.autograder import (
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs.student_inputs import student_seed
+from cs336_harness.grading.intake.submissions import find_in_upload
+from cs336_harness.grading.packaging import run_autograder as run_autograder_module
+from cs336_harness.grading.packaging.autograder import (
     MATRIX_TORCH,
     SECRET_FILE,
     Image,
     build,
     locked_torch,
 )
-from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.handout import export
-from cs336_harness.grading.run_autograder import TRUSTED_MEMORY, fit_memory, not_found, to_grade
+from cs336_harness.grading.packaging.handout import export
+from cs336_harness.grading.packaging.run_autograder import (
+    TRUSTED_MEMORY,
+    fit_memory,
+    not_found,
+    to_grade,
+)
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC
-from cs336_harness.grading.student_inputs import student_seed
-from cs336_harness.grading.submissions import find_in_upload
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import handed_in, synthetic
 from tests.grading.conftest import MEMORY_LIMIT, TEST_TIMEOUT, grade, without_bwrap

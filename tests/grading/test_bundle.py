@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.diagnosis.diagnose import LiveCatalog, Table
-from cs336_harness.grading.trusted import build_bundle, differences
+from cs336_harness.grading.inputs.bundle import build_bundle, differences
+from cs336_harness.judging.diagnosis.diagnose import LiveCatalog, Table
 from cs336_harness.paths import REPO_ROOT
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading import cgroups
+from cs336_harness.grading.sandbox import cgroups
 
 V1_MOUNTINFO = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755

@@ -21,11 +21,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from cs336_harness.diagnosis.error_shape import _num
-from cs336_harness.diagnosis.numpy_cases import load
 from cs336_harness.grading import grader
-from cs336_harness.grading.limits import Limits
-from cs336_harness.grading.remote import _raised_message
+from cs336_harness.grading.judge.remote import _raised_message
 from cs336_harness.grading.reports.class_report import HTML, MARKDOWN, write_class_report
 from cs336_harness.grading.reports.class_report.failure_text import (
     HARDENING_PREFIX,
@@ -35,8 +32,11 @@ from cs336_harness.grading.reports.class_report.failure_text import (
 )
 from cs336_harness.grading.reports.class_report.findings import ABSENT_NOTE, MEMORY_MARK
 from cs336_harness.grading.results import GradedTest, Status
+from cs336_harness.grading.sandbox.limits import Limits
+from cs336_harness.judging.diagnosis.error_shape import _num
+from cs336_harness.judging.diagnosis.numpy_cases import load
+from cs336_harness.judging.pytest_plugin import HARDENING_LINE
 from cs336_harness.paths import REPO_ROOT
-from cs336_harness.pytest_plugin import HARDENING_LINE
 from cs336_staff.catalog import MISTAKES
 from tests.grading import evidence_class
 from tests.grading.browser import chromium, console_errors

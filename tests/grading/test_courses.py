@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.course_env import WorkerEnvironment
-from cs336_harness.grading.courses import COURSE_2025, COURSE_2026, CUSTOM, from_table
-from cs336_harness.grading.declared_env import Declared, declared, note
+from cs336_harness.grading.environments.course_env import WorkerEnvironment
+from cs336_harness.grading.environments.courses import COURSE_2025, COURSE_2026, CUSTOM, from_table
+from cs336_harness.grading.intake.declared_env import Declared, declared, note
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, load_rubric
 from tests.grading import synthetic
 from tests.grading.conftest import grade

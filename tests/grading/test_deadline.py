@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.recorder import Shares
+from cs336_harness.grading.judge.recorder import Shares
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, grade
 

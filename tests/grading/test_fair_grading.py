@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading import cgroups
-from cs336_harness.grading.limits import parse_size
+from cs336_harness.grading.sandbox import cgroups
+from cs336_harness.grading.sandbox.limits import parse_size
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, GradingRun, grade, statuses
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cs336_harness.families import BY_NAME, FAMILIES
-from cs336_harness.grading.handout import export
+from cs336_harness.grading.packaging.handout import export
 from tests.grading.real_world import write_wrong_package
 from tests.harness.test_docs import broken_links
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading import container
 from cs336_harness.grading.grader import _host_failure
-from cs336_harness.grading.record import RunRecord
+from cs336_harness.grading.judge.record import RunRecord
+from cs336_harness.grading.sandbox import container
 
 SETTING = "(Gradescope: the assignment's Autograder settings, container memory)"
 

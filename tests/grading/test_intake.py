@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.intake import (
+from cs336_harness.grading.intake.copy import (
     DEFAULT_LIMITS,
     IntakeLimits,
     IntakeRefused,
     _Copy,
     copy_submission,
 )
-from cs336_harness.grading.submissions import BUNDLED, discover
+from cs336_harness.grading.intake.submissions import BUNDLED, discover
 from cs336_harness.paths import REPO_ROOT
 from cs336_harness.rules.static_scan import scan_submission
 from tests.grading import synthetic

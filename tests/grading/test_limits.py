@@ -4,7 +4,7 @@ import resource
 
 import pytest
 
-from cs336_harness.grading.limits import Limits, format_size, parse_size
+from cs336_harness.grading.sandbox.limits import Limits, format_size, parse_size
 
 
 @pytest.mark.parametrize(

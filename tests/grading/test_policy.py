@@ -12,8 +12,15 @@ from typing import Any
 import pytest
 
 from cs336_harness.grading import cli
-from cs336_harness.grading import run_autograder as run_autograder_module
-from cs336_harness.grading.gradescope_metadata import METADATA, MetadataError, parse, read
+from cs336_harness.grading.packaging import run_autograder as run_autograder_module
+from cs336_harness.grading.packaging.gradescope_metadata import METADATA, MetadataError, parse, read
+from cs336_harness.grading.packaging.submission_policy import (
+    RECORD,
+    RunPolicy,
+    counted_before,
+    duration,
+    lateness,
+)
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.scoring import (
     DEFAULT_RUBRIC,
@@ -21,13 +28,6 @@ from cs336_harness.grading.scoring import (
     RubricError,
     SubmissionPolicy,
     load_rubric,
-)
-from cs336_harness.grading.submission_policy import (
-    RECORD,
-    RunPolicy,
-    counted_before,
-    duration,
-    lateness,
 )
 from tests.grading import synthetic
 

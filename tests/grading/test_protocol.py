@@ -10,7 +10,8 @@ import time
 import pytest
 import torch
 
-from cs336_harness.grading.protocol import (
+from cs336_harness.grading.sandbox.timekeeping import Timeout
+from cs336_harness.grading.worker.protocol import (
     HEADER,
     HEADER_BYTES,
     MAX_TENSORS,
@@ -22,7 +23,6 @@ from cs336_harness.grading.protocol import (
     write_all,
     write_frame,
 )
-from cs336_harness.grading.timekeeping import Timeout
 
 
 class Lying(torch.Tensor):

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from cs336_harness.grading.grader import read_excerpt
-from cs336_harness.grading.record import MAX_LINE, MESSAGE_CHARS, read_record
+from cs336_harness.grading.judge.record import MAX_LINE, MESSAGE_CHARS, read_record
 from cs336_harness.grading.reports.table import family_table
 from cs336_harness.grading.results import HARDENING, Status, SubmissionResult
 from cs336_harness.grading.scoring import load_rubric, score
@@ -134,7 +134,7 @@ def test_the_forbidden_calls_the_worker_reports_are_bounded_and_cleaned(tmp_path
 def test_the_diagnosis_is_kept_bounded_and_read_back_from_grading_json(tmp_path: Path):
     """The judge's diagnosis of a failure (the class report groups by it) crosses the record
     and grading.json; an older grading.json, without it, reads as undiagnosed."""
-    from cs336_harness.grading.record import ID_CHARS, MISTAKES
+    from cs336_harness.grading.judge.record import ID_CHARS, MISTAKES
     from cs336_harness.grading.reports.archive import read_archive, write_archive
 
     log = tmp_path / "results.jsonl"

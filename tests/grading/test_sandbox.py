@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.limits import Limits, apply_rlimits
-from cs336_harness.grading.sandbox import UID_END, UID_FIRST, Sandbox, draw_uid
+from cs336_harness.grading.sandbox.limits import Limits, apply_rlimits
+from cs336_harness.grading.sandbox.tiers import UID_END, UID_FIRST, Sandbox, draw_uid
 from tests.grading.conftest import Listener
 
 LIMITS = Limits(processes=16)

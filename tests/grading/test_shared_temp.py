@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.sandbox import draw_uid
-from cs336_harness.grading.shared_temp import Footprint, Watch, footprint, remove_owned
+from cs336_harness.grading.sandbox.shared_temp import Footprint, Watch, footprint, remove_owned
+from cs336_harness.grading.sandbox.tiers import draw_uid
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="files of another user need root")
 

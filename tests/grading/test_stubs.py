@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from cs336_harness.grading.stubs import stub_source
+from cs336_harness.grading.packaging.stubs import stub_source
 
 SOURCE = '''\
 """Module docstring, Θ."""

@@ -14,12 +14,12 @@ import torch
 from safetensors.torch import load_file
 
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.run_autograder import student_inputs
-from cs336_harness.grading.student_inputs import (
+from cs336_harness.grading.inputs.student_inputs import (
     gradescope_student,
     named_student,
     student_seed,
 )
+from cs336_harness.grading.packaging.run_autograder import student_inputs
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from cs336_harness.grading.timekeeping import CallClock, Timeout, process_tree_cpu_seconds
+from cs336_harness.grading.sandbox.timekeeping import CallClock, Timeout, process_tree_cpu_seconds
 
 
 class Counter:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.limits import Limits
-from cs336_harness.grading.remote import (
+from cs336_harness.grading.judge.remote import (
     BOOT_FAILED,
     RemoteAdapters,
     ShareTimeout,
     WorkerBootFailure,
 )
-from cs336_harness.grading.sandbox import Worker
+from cs336_harness.grading.sandbox.limits import Limits
+from cs336_harness.grading.sandbox.tiers import Worker
 
 EARLIER = "an earlier worker ran the submission's code and said: FORGED (memory limit: 1 TiB)"
 
@@ -67,11 +67,11 @@ def test_a_worker_that_dies_booting_is_the_hosts_failure_in_its_own_words(
 
 # A worker that boots and never finishes importing the adapters, and one that does.
 STALLS = (
-    "import os, time; from cs336_harness.grading.protocol import write_frame\n"
+    "import os, time; from cs336_harness.grading.worker.protocol import write_frame\n"
     "write_frame(os.dup(1), {'booted': True}); time.sleep(60)"
 )
 READY = (
-    "import os, sys; from cs336_harness.grading.protocol import write_frame\n"
+    "import os, sys; from cs336_harness.grading.worker.protocol import write_frame\n"
     "out = os.dup(1); write_frame(out, {'booted': True}); write_frame(out, {'ready': True})\n"
     "sys.stdin.buffer.read()"
 )

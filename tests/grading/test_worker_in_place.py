@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from cs336_harness.adapter_loader import load_module
-from cs336_harness.grading.limits import Limits
-from cs336_harness.grading.protocol import HEADER, decode
-from cs336_harness.grading.remote import RemoteAdapters
-from cs336_harness.grading.worker import answer
+from cs336_harness.adapters.loader import load_module
+from cs336_harness.grading.judge.remote import RemoteAdapters
+from cs336_harness.grading.sandbox.limits import Limits
+from cs336_harness.grading.worker.process import answer
+from cs336_harness.grading.worker.protocol import HEADER, decode
 from cs336_harness.rules.runtime import Watcher
 
 ADAPTERS = """\

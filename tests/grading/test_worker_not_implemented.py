@@ -11,14 +11,14 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from cs336_harness.adapter_loader import load_module
-from cs336_harness.grading.limits import Limits
-from cs336_harness.grading.protocol import HEADER, decode
-from cs336_harness.grading.record import MESSAGE_CHARS
-from cs336_harness.grading.recorder import classify
-from cs336_harness.grading.remote import RemoteAdapters
+from cs336_harness.adapters.loader import load_module
+from cs336_harness.grading.judge.record import MESSAGE_CHARS
+from cs336_harness.grading.judge.recorder import classify
+from cs336_harness.grading.judge.remote import RemoteAdapters
 from cs336_harness.grading.results import Status
-from cs336_harness.grading.worker import answer
+from cs336_harness.grading.sandbox.limits import Limits
+from cs336_harness.grading.worker.process import answer
+from cs336_harness.grading.worker.protocol import HEADER, decode
 from cs336_harness.rules.runtime import Watcher
 
 ADAPTERS = """\

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cs336_harness.cases import case_table, load_case
+from cs336_harness.judging.cases import case_table, load_case
 
 TESTS = Path(__file__).resolve().parent.parent
 FAMILIES = TESTS / "families"

@@ -1,5 +1,5 @@
 """The notes the worker adds to a submission's error where the environment explains it
-(`cs336_harness/grading/error_context.py`)."""
+(`cs336_harness/grading/worker/error_context.py`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.error_context import NO_NETWORK, WRITABLE, note
+from cs336_harness.grading.worker.error_context import NO_NETWORK, WRITABLE, note
 
 
 def test_a_read_only_file_system_is_the_sandbox():

@@ -1,4 +1,4 @@
-"""The error's shape (`cs336_harness/diagnosis/error_shape.py`) on synthetic outputs: each
+"""The error's shape (`cs336_harness/judging/diagnosis/error_shape.py`) on synthetic outputs: each
 kind of line where its statement holds to the tolerance, none for an output within it, the
 generic summary for noise, and the most specific true statement where several hold. The
 wrong modules that declare `ERROR_SHAPE` show the lines on real mistakes (`test_meta.py`)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cs336_harness.diagnosis.error_shape import KINDS, describe
+from cs336_harness.judging.diagnosis.error_shape import KINDS, describe
 
 TOL = {"rtol": 1e-5, "atol": 1e-5}
 FLOAT32_ROUNDING = 2.0**-24
@@ -390,8 +390,8 @@ def test_an_output_left_in_float32_for_a_half_input_names_its_cause():
     its wording fails here."""
     import torch
 
-    from cs336_harness.compare import assert_matches_oracle
-    from cs336_harness.diagnosis import dtype_cause
+    from cs336_harness.judging.compare import assert_matches_oracle
+    from cs336_harness.judging.diagnosis import dtype_cause
 
     def failure(actual: torch.Tensor, dtype: torch.dtype, what: str = "output") -> str:
         with pytest.raises(pytest.fail.Exception) as failed:

@@ -9,7 +9,7 @@ from unittest import mock
 
 import torch
 
-from cs336_harness import inputs_unchanged
+from cs336_harness.adapters import inputs_unchanged
 
 
 def _arguments() -> tuple[tuple, dict]:

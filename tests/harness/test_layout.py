@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.trusted import WITHHELD, is_withheld
+from cs336_harness.grading.inputs.bundle import WITHHELD, is_withheld
 from cs336_harness.paths import REPO_ROOT
 
 # The shipped Python: the bundled package (stubbed in the handout), the harness, and the

@@ -1,7 +1,7 @@
-"""Where a NotImplementedError below an adapter was raised (`cs336_harness.not_implemented`):
-the function, the file relative to the submission, and the line; nothing where the adapter's
-own body raised it or the harness did (a missing adapter); one cut, clean line whatever the
-location's text holds."""
+"""Where a NotImplementedError below an adapter was raised
+(`cs336_harness.adapters.not_implemented`): the function, the file relative to the
+submission, and the line; nothing where the adapter's own body raised it or the harness did
+(a missing adapter); one cut, clean line whatever the location's text holds."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from types import ModuleType
 import pytest
 import torch
 
-from cs336_harness import probes
-from cs336_harness.not_implemented import WHERE_CHARS, message, where_raised
+from cs336_harness.adapters.not_implemented import WHERE_CHARS, message, where_raised
+from cs336_harness.adapters.probes import registry
 
 # A submission's checkout: its adapters, and a module of its own they build on.
 LAYERS = """\
@@ -85,8 +85,8 @@ def test_the_location_names_function_file_and_line(adapters, adapter):
 
 
 def test_a_missing_adapter_has_no_location(adapters):
-    with pytest.raises(probes.MissingAdapter) as raised:
-        probes.adapter(adapters, "run_rope")
+    with pytest.raises(registry.MissingAdapter) as raised:
+        registry.adapter(adapters, "run_rope")
     assert where_raised(raised.value, adapters, ["run_rope"]) is None
 
 

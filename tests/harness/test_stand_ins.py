@@ -1,4 +1,4 @@
-"""The worker's stand-ins for absent modules (`cs336_harness/grading/stand_ins.py`) and the
+"""The worker's stand-ins for absent modules (`cs336_harness/grading/worker/stand_ins.py`) and the
 grader's reading of them (`environment.py`): only the submission's own imports get one, an
 optional import still sees ImportError, and using one names the module and where."""
 
@@ -12,9 +12,9 @@ import textwrap
 import tomllib
 from pathlib import Path
 
-from cs336_harness.grading.environment import absent_imports
-from cs336_harness.grading.interpreter import site_packages
-from cs336_harness.grading.stand_ins import OFFERED
+from cs336_harness.grading.intake.absent_imports import absent_imports
+from cs336_harness.grading.sandbox.interpreter import site_packages
+from cs336_harness.grading.worker.stand_ins import OFFERED
 from cs336_harness.paths import REPO_ROOT
 
 # Modules no environment has: real ones (pynvml, omegaconf) are installed on some hosts (a
@@ -47,7 +47,7 @@ SUBMISSION = {
 PROBE = """
 import json, sys
 from pathlib import Path
-from cs336_harness.grading import stand_ins
+from cs336_harness.grading.worker import stand_ins
 root = Path(sys.argv[1])
 sys.path.insert(0, str(root))
 stand_ins.install(root)

@@ -1,5 +1,5 @@
 """A checkout's adapters are graded on the checkout's own code, whenever they import it
-(`cs336_harness.submission_imports`): in this process, where this repository's
+(`cs336_harness.adapters.submission_imports`): in this process, where this repository's
 `cs336_basics` and `tests` package are importable and `tests` is imported already."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cs336_harness.adapter_loader import Adapters
+from cs336_harness.adapters.loader import Adapters
 from cs336_harness.paths import REPO_ROOT
 from tests.grading.real_world import write_wrong_package
 

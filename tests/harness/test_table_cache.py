@@ -1,5 +1,5 @@
 """The known mistakes' table is kept between grading runs under a name that changes with
-anything it is computed from (`cs336_harness/grading/table_cache.py`)."""
+anything it is computed from (`cs336_harness/grading/inputs/table_cache.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.diagnosis import diagnose
-from cs336_harness.grading import table_cache
+from cs336_harness.grading.inputs import table_cache
+from cs336_harness.judging.diagnosis import diagnose
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from cs336_harness.probes import run_probe
+from cs336_harness.adapters.probes.registry import run_probe
 
 HEADS = 4
 

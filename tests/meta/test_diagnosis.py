@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from cs336_harness import bpe_fingerprint
-from cs336_harness.case_layout import case_table
-from cs336_harness.diagnosis import plugin
-from cs336_harness.diagnosis.diagnose import (
+from cs336_harness.judging.case_layout import case_table
+from cs336_harness.judging.diagnosis import plugin
+from cs336_harness.judging.diagnosis.diagnose import (
     Candidate,
     LiveCatalog,
     Table,
@@ -27,8 +27,8 @@ from cs336_harness.diagnosis.diagnose import (
     output_scale,
     write_table,
 )
-from cs336_harness.diagnosis.numpy_cases import load
-from cs336_harness.pytest_plugin import fixtures_dir
+from cs336_harness.judging.diagnosis.numpy_cases import load
+from cs336_harness.judging.pytest_plugin import fixtures_dir
 from cs336_staff import oracle
 from cs336_staff.catalog import MISTAKES, oracle_config, parts, round_to_bfloat16
 from cs336_staff.catalog.attention import rotate

@@ -214,7 +214,7 @@ def test_a_stubbed_checkpoint_adapter_fails_before_the_training(stub):
     # torch._dynamo (seconds): checked in a fresh interpreter, where nothing imported it yet.
     script = f"""
 import sys, torch
-from cs336_harness import probes
+from cs336_harness.adapters.probes import registry
 from tests import adapters
 class Stubbed:
     def __getattr__(self, name):
@@ -224,7 +224,7 @@ class Stubbed:
             return stub
         return getattr(adapters, name)
 try:
-    probes.run_probe(Stubbed(), "checkpoint_resume", dict(seed=0, steps_before=2, steps_after=2,
+    registry.run_probe(Stubbed(), "checkpoint_resume", dict(seed=0, steps_before=2, steps_after=2,
                      target="path"))
 except NotImplementedError:
     print("torch._dynamo" in sys.modules)
@@ -289,7 +289,7 @@ def test_a_family_marker_names_a_registered_family(pytester):
     pytester.makepyfile(
         test_typo='import pytest\n\n\n@pytest.mark.family("ropee")\ndef test_x():\n    pass\n'
     )
-    result = pytester.runpytest_inprocess("-p", "cs336_harness.pytest_plugin")
+    result = pytester.runpytest_inprocess("-p", "cs336_harness.judging.pytest_plugin")
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
     result.stdout.fnmatch_lines(["*no test family 'ropee'*cs336_harness/families.py*"])
     assert "Traceback" not in result.stdout.str()

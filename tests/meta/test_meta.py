@@ -39,17 +39,17 @@ import numpy as np
 import pytest
 
 import tests.adapters as correct_adapters
-from cs336_harness.adapter_loader import Adapters
-from cs336_harness.case_layout import ADAMW_READINGS, case_table
-from cs336_harness.cases import load_case
-from cs336_harness.diagnosis import dtype_cause
-from cs336_harness.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
-from cs336_harness.diagnosis.error_shape import GENERIC, KINDS, PREFIX
-from cs336_harness.diagnosis.numpy_cases import DERIVED_EXPECTED, load
-from cs336_harness.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+from cs336_harness.adapters.loader import Adapters
 from cs336_harness.families import BY_NAME
+from cs336_harness.judging.case_layout import ADAMW_READINGS, case_table
+from cs336_harness.judging.cases import load_case
+from cs336_harness.judging.diagnosis import dtype_cause
+from cs336_harness.judging.diagnosis.diagnose import NO_MATCH, LiveCatalog, usage
+from cs336_harness.judging.diagnosis.error_shape import GENERIC, KINDS, PREFIX
+from cs336_harness.judging.diagnosis.numpy_cases import DERIVED_EXPECTED, load
+from cs336_harness.judging.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+from cs336_harness.judging.pytest_plugin import DEFAULT_FIXTURES, fixtures_dir
 from cs336_harness.paths import DEFAULT_ADAPTERS
-from cs336_harness.pytest_plugin import DEFAULT_FIXTURES, fixtures_dir
 from cs336_staff.catalog import BY_ID, MISTAKES
 from cs336_staff.error_margins import tolerance_test
 

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.adapter_loader import Adapters, NotImplementedFailure
-from cs336_harness.case_layout import case_table
-from cs336_harness.cases import load_case
+from cs336_harness.adapters.loader import Adapters, NotImplementedFailure
 from cs336_harness.families import BY_NAME
-from cs336_harness.first_difference import in_transformer_block, in_transformer_lm
-from cs336_harness.pytest_plugin import fixtures_dir
-from cs336_harness.stage_walk import SILENCED
+from cs336_harness.judging.case_layout import case_table
+from cs336_harness.judging.cases import load_case
+from cs336_harness.judging.diagnosis.first_difference import in_transformer_block, in_transformer_lm
+from cs336_harness.judging.diagnosis.stage_walk import SILENCED
+from cs336_harness.judging.pytest_plugin import fixtures_dir
 
 TESTS = Path(__file__).resolve().parent.parent
 OUTPUT_TESTS = {

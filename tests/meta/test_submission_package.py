@@ -4,7 +4,7 @@ Run as a student runs it: pytest in this repository, whose own `cs336_basics` (t
 reference, right) and `tests` package are there to be found, on a checkout whose package is
 deliberately wrong in softmax (`tests/grading/real_world.py`). Softmax must fail, on its
 output, and SiLU pass, whether the adapters import the package at the top or only inside
-the `run_*` functions (the version before `cs336_harness/submission_imports.py` graded the
+the `run_*` functions (the version before `cs336_harness/adapters/submission_imports.py` graded the
 lazy ones on this repository's softmax, which passed); the checkout's own `cs336_staff` and
 `tests/conftest.py`, which raise, are never imported; and a process the submission starts
 by spawn finds its package too. Each run is a fresh process (seconds), as the module

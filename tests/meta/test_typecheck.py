@@ -74,7 +74,7 @@ def test_every_module_imports_and_is_checked():
 @pytest.fixture
 def student(pytester: pytest.Pytester) -> str:
     """The `--adapters` value of a student's checkout with a shape mistake."""
-    pytester.makeconftest('pytest_plugins = ["cs336_harness.pytest_plugin"]')
+    pytester.makeconftest('pytest_plugins = ["cs336_harness.judging.pytest_plugin"]')
     pytester.makepyfile(test_student=STUDENT_TESTS)
     checkout = pytester.path / "student"
     (checkout / "cs336_basics").mkdir(parents=True)
@@ -130,7 +130,7 @@ def test_without_the_hook_the_same_calls_go_unnoticed(tmp_path):
 
 
 def test_the_bundled_package_imports_and_is_checked_under_the_hook(pytester, monkeypatch):
-    pytester.makeconftest('pytest_plugins = ["cs336_harness.pytest_plugin"]')
+    pytester.makeconftest('pytest_plugins = ["cs336_harness.judging.pytest_plugin"]')
     pytester.makepyfile(test_bundled=BUNDLED_TESTS)
     monkeypatch.setenv("CS336_TYPECHECK", "1")  # the environment's route to the option
     pytester.runpytest_subprocess("test_bundled.py").assert_outcomes(passed=1)

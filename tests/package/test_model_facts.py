@@ -18,7 +18,7 @@ from jaxtyping import TypeCheckError
 from safetensors.torch import load_file, save_file
 
 from cs336_basics import ModelConfig, TransformerBlock, TransformerLM, dropout
-from cs336_harness.pytest_plugin import DEFAULT_FIXTURES
+from cs336_harness.judging.pytest_plugin import DEFAULT_FIXTURES
 from cs336_staff import oracle
 from cs336_staff.fixturegen.variant_cases import VARIANTS
 from cs336_staff.fixturegen.weights import lm_weights

@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
-from cs336_harness.grading.limits import Limits, format_size
+from cs336_harness.grading.sandbox.limits import Limits, format_size
 
 # The packages a submission's results depend on, by their distribution names.
 PACKAGES = ("torch", "numpy", "pytest")

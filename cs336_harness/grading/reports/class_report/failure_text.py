@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cs336_harness.diagnosis.error_shape import GENERIC, PREFIX
 from cs336_harness.grading.results import GradedTest, Status
+from cs336_harness.judging.diagnosis.error_shape import GENERIC, PREFIX
 
 LIKELY_CAUSE = "likely cause: "
 # How a hardening test's failure opens (`pytest_plugin.HARDENING_LINE`), before its own line.

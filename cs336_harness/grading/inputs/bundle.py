@@ -1,0 +1,194 @@
+"""The trusted files a grading run uses, copied once into a bundle and verified by SHA-256.
+
+A bundle holds `trusted/` (the harness package and the test files the judge runs),
+`fixtures/` (the stored ones, or fresh ones drawn for a seed) and, where this copy has the
+catalog of known mistakes, their outputs on those fixtures for the failure messages
+(`diagnosis.safetensors`, see `cs336_harness/judging/diagnosis/`). The judge reads it; the
+worker never sees it (only `trusted/cs336_harness`, the public harness code, is mounted
+in the sandbox). Its digests are taken when it is built and checked after every
+submission, as a guard against a grader bug or a sandbox that failed open.
+
+What is withheld is a set of folders, left out of the bundle (a submission could import
+them) and out of the student handout alike: `cs336_staff/` (the float64 oracle, the
+generator and the catalog of known mistakes built on it), the implementations kept as
+evidence (`tests/evidence/`: fused, upstream-style, deliberately wrong), and the tests
+that are not graded (`tests/package/`, `tests/harness/`, `tests/meta/`, `tests/grading/`),
+which test cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the
+graded families, `tests/families/`; `tests/harness/test_layout.py` proves that nothing
+shipped imports anything withheld.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from cs336_harness import withheld
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs import table_cache
+from cs336_harness.grading.sandbox import interpreter
+from cs336_harness.paths import REPO_ROOT
+
+# Folders relative to the repository root, withheld with everything below them.
+WITHHELD = (
+    "cs336_staff",
+    "tests/evidence",
+    "tests/package",
+    "tests/harness",
+    "tests/meta",
+    "tests/grading",
+)
+# The table of the known mistakes' outputs that the judge reads in place of the catalog.
+DIAGNOSIS_TABLE = "diagnosis.safetensors"
+# Graded runs use the submission's adapters and the fixtures passed to them.
+NOT_TRUSTED_TESTS = ("tests/adapters.py", "tests/fixtures")
+# Never copied anywhere: build and tool debris.
+DEBRIS = ("__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache")
+# The graded run's pytest configuration: none of the project's options apply to it.
+PYTEST_INI = "[pytest]\n# Written by cs336-grade: graded runs take no options from the project.\n"
+
+
+def is_withheld(relative: Path, withheld: tuple[str, ...] = WITHHELD) -> bool:
+    text = relative.as_posix()
+    return any(text == w or text.startswith(f"{w}/") for w in withheld)
+
+
+def copy_tree(
+    source: Path,
+    dest: Path,
+    root: Path,
+    skip: tuple[str, ...] = (),
+    withheld: tuple[str, ...] = WITHHELD,
+) -> None:
+    """Copy `source` to `dest`: only shared paths (relative to `root`; `withheld` is what
+    is not shared), no debris, no `skip`."""
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        ignored = set(shutil.ignore_patterns(*DEBRIS)(directory, names))
+        for name in names:
+            path = Path(directory) / name
+            relative = path.relative_to(root)
+            if is_withheld(relative, withheld) or relative.as_posix() in skip:
+                ignored.add(name)
+        return ignored
+
+    shutil.copytree(source, dest, ignore=ignore)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def digests(directory: Path) -> dict[str, str]:
+    """SHA-256 of every file below `directory`, keyed by its relative POSIX path."""
+    return {
+        p.relative_to(directory).as_posix(): sha256(p)
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
+
+
+def differences(directory: Path, expected: dict[str, str]) -> list[str]:
+    """Every way `directory` departs from `expected`, one line each; empty when identical."""
+    actual = digests(directory)
+    problems = [f"{name} was deleted" for name in sorted(expected.keys() - actual.keys())]
+    problems += [f"{name} was added" for name in sorted(actual.keys() - expected.keys())]
+    problems += [
+        f"{name} was modified"
+        for name in sorted(expected.keys() & actual.keys())
+        if actual[name] != expected[name]
+    ]
+    return problems
+
+
+def remove_tree(directory: Path) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A verified private copy of the trusted files that every judge reads."""
+
+    root: Path
+    expected: dict[str, str]
+
+    @property
+    def trusted(self) -> Path:
+        return self.root / "trusted"
+
+    @property
+    def fixtures(self) -> Path:
+        return self.root / "fixtures"
+
+    @property
+    def diagnosis_table(self) -> Path | None:
+        """The known mistakes' outputs on the fixtures, for the judge's failure messages."""
+        table = self.root / DIAGNOSIS_TABLE
+        return table if table.is_file() else None
+
+    def problems(self, directory: Path | None = None) -> list[str]:
+        """How `directory` (default: the bundle itself) differs from what was built."""
+        return differences(directory or self.root, self.expected)
+
+
+def build_bundle(
+    repo: Path, fixtures: Path | None, dest: Path, table: Path | None = None
+) -> Bundle:
+    """Copy the trusted harness, tests and `fixtures` from `repo` into `dest` (None: no
+    fixtures, each submission brings its own drawn inputs); `table`: the known mistakes'
+    outputs on `fixtures`, computed already (`drawn.draw`)."""
+    trusted = dest / "trusted"
+    copy_tree(repo / "cs336_harness", trusted / "cs336_harness", repo)
+    copy_tree(repo / "tests", trusted / "tests", repo, skip=NOT_TRUSTED_TESTS)
+    (trusted / "pytest.ini").write_text(PYTEST_INI)
+    if fixtures is None:
+        return Bundle(dest, digests(dest))
+    shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
+    if table is not None:
+        shutil.copyfile(table, dest / DIAGNOSIS_TABLE)
+        return Bundle(dest, digests(dest))
+    # The judge cannot import the catalog of known mistakes (it needs the oracle), so their
+    # outputs on these fixtures are written here for it, beside the fixtures, out of the
+    # worker's sight. A copy without the catalog (the handout) copies the table it ships
+    # when the fixtures are the ones it was written for, and diagnoses nothing otherwise.
+    from cs336_harness.judging.diagnosis.diagnose import SHIPPED_TABLE, shipped_table
+
+    if withheld.available(withheld.CATALOG):
+        table_cache.table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
+    elif shipped_table(repo, dest / "fixtures") is not None:
+        shutil.copyfile(repo / SHIPPED_TABLE, dest / DIAGNOSIS_TABLE)
+    return Bundle(dest, digests(dest))
+
+
+def fresh_fixtures(seed: int, dest: Path) -> Path:
+    """A fixture directory drawn for `seed`, with the oracle's expected outputs.
+
+    Built once per grading run and shared by every submission, so a submission that returns
+    the stored expected outputs of the committed fixtures earns nothing. The generator runs
+    in a subprocess: it imports torch and the oracle, which the grader itself never needs.
+    """
+    if not withheld.available(withheld.GENERATOR):
+        raise GraderError(
+            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
+            "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
+        )
+    # Started as every trusted process is (`interpreter`), in the run's private directory.
+    dest = dest.resolve()  # the generator runs elsewhere
+    private = dest.parent
+    command = interpreter.command(withheld.GENERATOR, "--seed", str(seed), "--out", str(dest))
+    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
+    env |= {"HOME": str(private), "TMPDIR": str(private)}
+    done = subprocess.run(
+        [*command, "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=private,
+        env=interpreter.environment([str(REPO_ROOT)], env),
+    )
+    if done.returncode != 0:
+        raise GraderError(f"the fixture generator failed (seed {seed}):\n{done.stderr[-4000:]}")
+    return dest

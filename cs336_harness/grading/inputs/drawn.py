@@ -1,0 +1,118 @@
+"""Inputs drawn once and kept: `cs336-grade draw --seed S --out DIR`, then
+`cs336-grade SUBMISSION --drawn-inputs DIR` as often as needed.
+
+A Gradescope autograder draws them per student before grading (or in `setup.sh`, once for
+the assignment), and a class graded with `--per-student` per submission. DIR holds
+
+    seed                     the seed they were drawn for (the reports name it)
+    drawn_for                whom, when they were drawn for one student (the reports say so)
+    fixtures/                the generator's fixtures and the oracle's expected outputs
+    diagnosis.safetensors    the known mistakes' outputs on them (`diagnosis/`), when the
+                             catalog is there to compute them
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from cs336_harness import withheld
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs.bundle import DIAGNOSIS_TABLE, remove_tree
+from cs336_harness.grading.sandbox import interpreter
+from cs336_harness.manifest import manifest_problems
+from cs336_harness.paths import REPO_ROOT
+from cs336_harness.untrusted import NAME_CHARS, clean
+
+SEED_FILE = "seed"
+FOR_FILE = "drawn_for"
+
+
+@dataclass(frozen=True)
+class DrawnInputs:
+    seed: int
+    root: Path
+    # Whom they were drawn for ("Gradescope user 1234"); "": anyone.
+    drawn_for: str = ""
+
+    @property
+    def fixtures(self) -> Path:
+        return self.root / "fixtures"
+
+    @property
+    def table(self) -> Path | None:
+        table = self.root / DIAGNOSIS_TABLE
+        return table if table.is_file() else None
+
+    @property
+    def description(self) -> str:
+        """What the reports' `inputs:` line says of them."""
+        regrade = f"regrade on them: --seed {self.seed}"
+        if self.drawn_for:
+            return f"drawn for {self.drawn_for}, seed {self.seed} ({regrade})"
+        return f"drawn once for seed {self.seed} (cs336-grade draw; {regrade})"
+
+
+def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
+    """Draw the inputs for `seed` into `dest` (replacing what it held), in this process: the
+    generator and the catalog import torch (`draw_apart` keeps that out of the grader)."""
+    if not withheld.available(withheld.GENERATOR):
+        raise GraderError(
+            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
+            "draw inputs"
+        )
+    remove_tree(dest)
+    dest.mkdir(parents=True)
+    withheld.load(f"{withheld.GENERATOR}.__main__").main(
+        ["--seed", str(seed), "--out", str(dest / "fixtures"), "--quiet"]
+    )
+    if withheld.available(withheld.CATALOG):
+        from cs336_harness.judging.diagnosis.diagnose import write_table
+
+        write_table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
+    if drawn_for:
+        (dest / FOR_FILE).write_text(drawn_for)
+    (dest / SEED_FILE).write_text(f"{seed}\n")
+    return read(dest)
+
+
+def draw_apart(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
+    """`draw` in a process of its own (`cs336-grade draw`), as every trusted process is
+    started (`interpreter`): the oracle and the catalog import torch, which the grader
+    never holds, and their memory is given back before anything is graded."""
+    dest = dest.resolve()
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    args = ["draw", "--seed", str(seed), "--out", str(dest), "--for", drawn_for]
+    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
+    env |= {"HOME": str(dest.parent), "TMPDIR": str(dest.parent)}
+    done = subprocess.run(
+        interpreter.command("cs336_harness.grading", *args),
+        capture_output=True,
+        text=True,
+        cwd=dest.parent,
+        env=interpreter.environment([str(REPO_ROOT)], env),
+    )
+    if done.returncode != 0:
+        raise GraderError(f"drawing the inputs failed (seed {seed}):\n{done.stderr[-4000:]}")
+    return read(dest)
+
+
+def read(root: Path) -> DrawnInputs:
+    """The inputs `draw` wrote to `root`, checked against their manifest; a GraderError
+    names what is wrong."""
+    root = root.resolve()
+    try:
+        seed = int((root / SEED_FILE).read_text())
+    except (OSError, ValueError):
+        raise GraderError(
+            f"{root} holds no inputs drawn by `cs336-grade draw` (no readable {SEED_FILE})"
+        ) from None
+    problems = manifest_problems(root / "fixtures")
+    if problems:
+        raise GraderError("the drawn inputs fail their manifest:\n  " + "\n  ".join(problems))
+    drawn_for = (root / FOR_FILE).read_text() if (root / FOR_FILE).is_file() else ""
+    # Named by a course's key or a folder's name: cleaned as every name in a report is.
+    drawn_for = clean(drawn_for, NAME_CHARS)
+    return DrawnInputs(seed, root, drawn_for)

@@ -1,0 +1,59 @@
+"""Inputs per student: each student's seed, drawn from the assignment's secret and who they are.
+
+A student's resubmissions are graded on the same inputs (a stable grade) and two students
+never on the same ones, so answers computed for one student's inputs are worth nothing to
+another. The seed is HMAC-SHA256 of the student's key under the assignment's secret: knowing
+one's own seed (the reports name it, for an exact regrade) tells nothing of the secret or of
+another student's seed. docs/grading.md, "Inputs per student".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from cs336_harness.grading.packaging import gradescope_metadata
+
+# Bits of a student's seed: as wide as the seeds `--seed` takes by default, short enough to
+# type in a regrade.
+SEED_BITS = 31
+# Bits of a secret drawn here: far past any search over secrets that one student's seed
+# could narrow down.
+SECRET_BITS = 128
+
+
+def new_secret() -> str:
+    return secrets.token_hex(SECRET_BITS // 8)
+
+
+def student_seed(secret: str, key: str) -> int:
+    """The seed of the inputs of the student (or group) `key`, under `secret`."""
+    digest = hmac.new(secret.encode(), key.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") % (1 << SEED_BITS)
+
+
+@dataclass(frozen=True)
+class Student:
+    """Whom a submission is graded for: `key` names the student (or group) in the seed,
+    `description` in the reports."""
+
+    key: str
+    description: str
+
+
+def gradescope_student(metadata: Path) -> Student:
+    """The student, or the group, of a Gradescope submission, from its
+    `submission_metadata.json`: the users' ids, sorted, so that a group's every member and
+    every resubmission get the same key. A `MetadataError` (a ValueError) says what is
+    wrong."""
+    ids = [str(i) for i in gradescope_metadata.read(metadata).user_ids]
+    who = "user" if len(ids) == 1 else "group of users"
+    return Student(f"gradescope:{','.join(ids)}", f"Gradescope {who} {', '.join(ids)}")
+
+
+def named_student(name: str) -> Student:
+    """A student known by a name: the submission's folder, or a key the course gives."""
+    return Student(f"name:{name}", f"student {name!r}")

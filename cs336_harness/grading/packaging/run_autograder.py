@@ -1,0 +1,279 @@
+"""What the autograder's `run_autograder` runs, in Gradescope's container, per submission.
+
+`python -m cs336_harness.grading.packaging.run_autograder [--per-student SECRET_FILE] ROOT
+[OPTIONS]` finds the submission in what the student uploaded, ROOT/submission (or the one archive it
+holds, which the grader unpacks), draws the inputs of its student (`student_inputs`, from
+ROOT/submission_metadata.json and the secret), grades it with `cs336-grade OPTIONS
+--for-students`, and puts its Gradescope report where Gradescope reads it,
+ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose a
+run (how it was made, the trusted processes' logs) goes to stdout. Where the rubric sets a
+`[policy]`, the course's submission policies apply from the same metadata
+(`submission_policy`): a submission over the cap is not graded, a late one loses points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cs336_harness.grading import cli
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs import drawn
+from cs336_harness.grading.inputs.student_inputs import gradescope_student, student_seed
+from cs336_harness.grading.intake.archives import SUFFIXES, archive_stem
+from cs336_harness.grading.intake.submissions import DEBRIS, UPLOAD_DEPTH, find_in_upload
+from cs336_harness.grading.packaging import gradescope_metadata
+from cs336_harness.grading.packaging.submission_policy import RECORD, RunPolicy
+from cs336_harness.grading.reports.checked import write_json
+from cs336_harness.grading.reports.gradescope import document
+from cs336_harness.grading.sandbox import container
+from cs336_harness.grading.sandbox.limits import format_size, parse_size
+from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, SubmissionPolicy, load_rubric
+from cs336_harness.untrusted import clean_names
+
+# What the grader's own processes hold at their peak in Gradescope's container, beside the
+# worker: the grader (~55 MB), the judge (~230 MB) and the child running the tests (~230 MB,
+# much of it shared with the judge), as measured at 768 MB, CPU-only torch 2.13, Python 3.11;
+# see docs/grading.md. A worker's data memory is capped to leave them this much.
+TRUSTED_MEMORY = 400 << 20
+# The least a worker needs: Python, torch and torch._dynamo (~300 MB of data), and room for
+# the tests' tensors.
+WORKER_MEMORY = 320 << 20
+# How many of an upload's names a message shows.
+SHOWN = 10
+# Archives a student may upload inside the upload: those the grader unpacks, and others.
+ARCHIVES = (*SUFFIXES, ".7z", ".rar")
+NEEDS = "your cs336_basics/ folder and tests/adapters.py"
+
+
+def _names(paths: list[str]) -> str:
+    """Names from the upload, cleaned (they are the student's), the first few."""
+    shown = ", ".join(clean_names(paths[:SHOWN]))
+    return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
+
+
+def _archives(upload: Path) -> list[str]:
+    """Archives in the upload (which Gradescope did not unpack), by their path in it."""
+    found = []
+    for directory, folders, files in os.walk(upload):
+        depth = len(Path(directory).relative_to(upload).parts)
+        folders[:] = [] if depth >= UPLOAD_DEPTH else [f for f in folders if f not in DEBRIS]
+        found += [
+            (Path(directory) / name).relative_to(upload).as_posix()
+            for name in files
+            if name.lower().endswith(ARCHIVES)
+        ]
+    return sorted(found)
+
+
+def to_grade(upload: Path) -> Path | str:
+    """What to grade of an upload: its one submission (`find_in_upload`), else its one
+    archive (Gradescope unpacks a zip uploaded alone, not a zip inside a folder, nor a
+    tarball: the grader unpacks it, safely, and finds the submission in it); else why it
+    is not graded, in one line a student can act on (`not_found`)."""
+    found = find_in_upload(upload)
+    if len(found) == 1:
+        return found[0]
+    archives = [] if found else _archives(upload)
+    if len(archives) == 1 and archive_stem(Path(archives[0]).name) is not None:
+        return upload / archives[0]
+    return not_found(upload, found)
+
+
+def not_found(upload: Path, found: list[Path]) -> str:
+    """Why an upload was not graded, in one line a student can act on."""
+    if found:
+        places = _names([f"{p.relative_to(upload).as_posix()}/" for p in found])
+        return f"Not graded: your upload holds {len(found)} submissions ({places}): upload one."
+    archives = _archives(upload)
+    if len(archives) > 1:
+        return (
+            f"Not graded: your upload holds {len(archives)} archives ({_names(archives)}) and "
+            f"no submission: upload one of them, or {NEEDS} themselves."
+        )
+    if archives:
+        return (
+            f"Not graded: your upload holds {_names(archives)}, an archive the grader does not "
+            f"unpack (it unpacks {', '.join(SUFFIXES)}): upload {NEEDS} themselves, or a zip "
+            "of them."
+        )
+    top = sorted(os.listdir(upload)) if upload.is_dir() else []
+    holds = f" (it holds {_names(top)})" if top else " (it is empty)"
+    return (
+        f"Not graded: {NEEDS} were not found in your upload{holds}: upload them, or a zip of them."
+    )
+
+
+def fit_memory(options: list[str], limit: int | None) -> list[str] | str:
+    """`options` with the worker's memory limit lowered to fit in a container of `limit`
+    bytes beside the grader's own processes, so that a submission that allocates too much
+    fails in its own call rather than getting a process of the grader killed; a message for
+    staff instead when the container is too small to grade in at all."""
+    if limit is None:
+        return options
+    sizes = [o.split("=", 1)[1] for o in options if o.startswith("--memory-limit=")]
+    asked = parse_size(sizes[-1]) if sizes else 0
+    room = limit - TRUSTED_MEMORY
+    if room < WORKER_MEMORY:
+        return (
+            f"the container's memory limit ({format_size(limit)}) is too small to grade: a "
+            f"submission's worker needs {format_size(WORKER_MEMORY)} beside the grader's "
+            f"{format_size(TRUSTED_MEMORY)}; raise it to at least "
+            f"{format_size(WORKER_MEMORY + TRUSTED_MEMORY)} ({container.SETTING})"
+        )
+    if asked and asked <= room:
+        return options
+    return [*options, f"--memory-limit={room}"]
+
+
+def _with_deadline_less(options: list[str], spent: float) -> list[str]:
+    """`options` with `--deadline=S` shortened by `spent` seconds, what the run used first."""
+    return [
+        f"--deadline={float(o.split('=', 1)[1]) - spent:g}" if o.startswith("--deadline=") else o
+        for o in options
+    ]
+
+
+def student_inputs(root: Path, secret_file: Path, dest: Path) -> drawn.DrawnInputs:
+    """Draw the inputs of the student (or group) whose submission this is into `dest`. The
+    secret is read here, and only the student's own seed leaves this process (a command
+    line is visible to every process of the container)."""
+    student = gradescope_student(root / gradescope_metadata.METADATA)
+    mode = secret_file.stat().st_mode
+    if mode & 0o077:
+        raise GraderError(
+            f"{secret_file} is open to other users (mode {mode & 0o777:o}), and so to the "
+            f"submission's code: chmod go-rwx {secret_file} (setup.sh does)"
+        )
+    secret = secret_file.read_text().strip()
+    seed = student_seed(secret, student.key)
+    return drawn.draw_apart(seed, dest, student.description)
+
+
+def run_policy(root: Path, policy: SubmissionPolicy) -> RunPolicy | None:
+    """The rubric's `[policy]` for this run, from ROOT/submission_metadata.json; None where
+    none is set, or the metadata cannot be read (stdout says so, for staff)."""
+    if not policy.active:
+        return None
+    path = root / gradescope_metadata.METADATA
+    try:
+        metadata = gradescope_metadata.read(path)
+    except gradescope_metadata.MetadataError as error:
+        print(f"policy: not applied to this run (graded without it): {error}", flush=True)
+        return None
+    return RunPolicy(policy, metadata)
+
+
+def _said(report: dict) -> None:
+    """What the policies did to a run, on stdout for staff."""
+    record = report["extra_data"][RECORD]
+    late = record.get("late", {}).get("reason")
+    counts = record.get("submissions")
+    print(
+        f"policy: {record['reason']}; score {report['score']:g}"
+        + (f"; {counts['counted']} counted in the window, {counts['left']} left" if counts else "")
+        + (f"; {late}" if late else ""),
+        flush=True,
+    )
+
+
+def grade(
+    root: Path,
+    options: list[str],
+    secret_file: Path | None = None,
+    rubric_path: Path = DEFAULT_RUBRIC,
+) -> int:
+    """Grade the submission in `root`/submission into `root`/results/results.json;
+    cs336-grade's exit status. With `secret_file`, on the inputs of its student.
+
+    The submission is looked for in the upload (`to_grade`): one that is not there, or
+    not alone, gets a score of 0 and a one-line message that says why. When
+    the grader itself cannot run, or the host failed before any of the submission's code
+    ran (exit 2, the reason on stderr), no results.json is written: Gradescope then shows
+    staff an autograder failure, not a score of 0 the student did not earn. A submission
+    over the rubric's cap is not graded: the last counted grade stands."""
+    upload, results = root / "submission", root / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    try:
+        rubric = load_rubric(rubric_path)
+    except RubricError as error:
+        print(f"cs336-grade: cannot grade: {error}", file=sys.stderr, flush=True)
+        return cli.EXIT_GRADER_ERROR
+    policy = run_policy(root, rubric.policy)
+    if policy is not None and policy.over_the_cap:
+        report = policy.capped(rubric.gradescope)
+        write_json(results / "results.json", report, indent=2)
+        _said(report)
+        return 0
+    limit = container.memory_limit()
+    fitted = fit_memory(options, limit)
+    if isinstance(fitted, str):
+        print(f"cs336-grade: cannot grade: {fitted}", file=sys.stderr, flush=True)
+        return cli.EXIT_GRADER_ERROR
+    if fitted is not options:
+        print(
+            f"memory: the container has {format_size(limit)}; a worker's data memory is "
+            f"capped at {format_size(int(fitted[-1].split('=')[1]))} to leave the grader "
+            f"{format_size(TRUSTED_MEMORY)} (--memory-limit)",
+            flush=True,
+        )
+    target = to_grade(upload)
+    if isinstance(target, str):
+        report = document(0.0, target, rubric.gradescope)
+        if policy is not None:
+            report = policy.not_graded(report)
+            _said(report)
+        write_json(results / "results.json", report, indent=2)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as out:
+        if secret_file is not None:
+            started = time.monotonic()
+            try:
+                inputs = student_inputs(root, secret_file, Path(out) / "inputs")
+            except (GraderError, ValueError, OSError) as error:
+                print(f"cs336-grade: cannot grade: {error}", file=sys.stderr, flush=True)
+                return cli.EXIT_GRADER_ERROR
+            spent = time.monotonic() - started
+            print(f"inputs: {inputs.description}, drawn in {spent:.1f} s", flush=True)
+            fitted = [*_with_deadline_less(fitted, spent), f"--drawn-inputs={inputs.root}"]
+        # The rubric is this package's own; the results are for the student to read.
+        status = cli.main([str(target), "--out", out, "--for-students", *fitted])
+        report = Path(out) / "results.json"
+        if report.is_file() and status != cli.EXIT_GRADER_ERROR:
+            if policy is None:
+                shutil.copyfile(report, results / "results.json")
+            else:
+                graded = policy.graded(json.loads(report.read_text()))
+                write_json(results / "results.json", graded, indent=2)
+                _said(graded)
+            # The grader named its own directory, which is gone: say where the report is.
+            print(f"results.json copied to {results}", flush=True)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m cs336_harness.grading.packaging.run_autograder",
+        description="Grade ROOT/submission into ROOT/results/results.json (run_autograder).",
+    )
+    parser.add_argument(
+        "--per-student",
+        type=Path,
+        metavar="SECRET_FILE",
+        help="draw the inputs of the submission's student (submission_metadata.json's users) "
+        "from the secret in this file",
+    )
+    parser.add_argument("root", type=Path, help="/autograder on Gradescope")
+    parser.add_argument("options", nargs=argparse.REMAINDER, help="cs336-grade's options")
+    args = parser.parse_args(argv)
+    return grade(args.root, args.options, args.per_student)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

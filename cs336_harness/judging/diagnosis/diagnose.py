@@ -1,0 +1,288 @@
+"""Which known mistake a wrong output matches, and the lines a failure message opens with.
+
+A failing comparison's output is compared with each catalogued mistake's output on the same
+case (the `catalog` package), elementwise, with the test's own tolerance:
+`|a − v| ≤ atol + rtol·|v|` (atol scaled up for a mistaken output larger than the correct
+one, see `matches`), NaN matching NaN (a mistake's signature may be its NaNs). Every
+mistake that matches is reported, best first (the smallest share of the tolerance used),
+except one that the expected output matches too: on that case the mistake cannot be told
+from no mistake.
+
+The comparison is on a *fingerprint* of each mistaken output: all of it up to 4096 elements;
+for larger outputs (an LM's logits) the 256 elements where it differs most from the truth
+and 3840 more spread evenly. The first part holds the elements that tell the mistake from
+the correct output; the second stands for everything else.
+
+Fingerprints come from the catalog, computed when first needed (`LiveCatalog`), or from a
+table file written beforehand (`write_table`, `Table`): the grader writes one for the judge,
+which cannot import the catalog, as it cannot import the oracle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+from safetensors.numpy import load_file, save_file
+
+from cs336_harness import withheld
+from cs336_harness.families import FAMILIES
+from cs336_harness.judging.case_layout import ADAMW_READINGS, case_table
+from cs336_harness.judging.diagnosis.numpy_cases import load
+from cs336_harness.manifest import MANIFEST_NAME
+
+FINGERPRINT_SIZE = 4096
+DISCRIMINATING = 256
+
+# The stored tensors a family's test compares a forward output with, where not `expected`
+# alone (AdamW's test takes the nearest of its accepted readings).
+FORWARD_EXPECTED = {"adamw": tuple(ADAMW_READINGS)}
+# A case that holds gradients, not a forward output, has this param set: the value of
+# `pytest_plugin.BACKWARD`, not imported from there, which would bring torch to the grader.
+BACKWARD_PARAM = "backward"
+
+# The families whose modules a block or a model is built from: when the block or the model
+# fails, those of them that failed before it in the session are named too.
+COMPONENTS = {f.name: f.built_from for f in FAMILIES if f.built_from}
+
+NO_MATCH = "no known mistake matches"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One mistake's output on one case, as a fingerprint: the values at flat `index`.
+    `graded`: the catalog's flag (its effect may stay within the tolerance on some cases).
+    `scale`: how many times larger than the correct output it is, at least 1 (see `matches`)."""
+
+    mistake: str
+    message: str
+    shape: tuple[int, ...]
+    index: NDArray[np.int64]
+    values: NDArray[np.float64]
+    graded: bool = False
+    scale: float = 1.0
+
+    @property
+    def line(self) -> str:
+        return f"likely cause: {self.message}"
+
+
+@dataclass(frozen=True)
+class Match:
+    candidate: Candidate
+    usage: float  # the largest |a − v| / (atol + rtol·|v|): 0 = identical, ≤ 1 = matches
+
+
+def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int64]:
+    """Which flat elements of `variant` its fingerprint keeps (see the module docstring);
+    never a masked one (an element where the mistake's own output is ill-conditioned)."""
+    kept = np.flatnonzero(~np.ma.getmaskarray(variant).ravel())
+    # A mistake whose output has another shape than the truth (a BPE model with more merges)
+    # is told from it by its shape: all of it is kept.
+    if kept.size <= FINGERPRINT_SIZE or variant.shape != truth.shape:
+        return kept.astype(np.int64)
+    v, t = np.ma.getdata(variant).ravel()[kept], truth.ravel().astype(np.float64)[kept]
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(v - t) / (1.0 + np.abs(t))
+    gap = np.where(np.isnan(gap), np.inf, gap)
+    top = np.argpartition(-gap, DISCRIMINATING)[:DISCRIMINATING]
+    spread = np.linspace(0, kept.size - 1, FINGERPRINT_SIZE - DISCRIMINATING).astype(np.int64)
+    return kept[np.unique(np.concatenate([top, spread]))]
+
+
+def output_scale(variant: np.ndarray, truth: np.ndarray) -> float:
+    """max |variant| / max(1, max |truth|), at least 1, over finite values: how much larger
+    than the correct output a mistaken one is, where that matters for rounding."""
+    values = np.ma.compressed(variant)  # every element of a plain array
+    largest = float(np.max(np.abs(values[np.isfinite(values)]), initial=0.0))
+    return max(1.0, largest / max(1.0, float(np.max(np.abs(truth), initial=0.0))))
+
+
+def usage(output: np.ndarray, candidate: Candidate, rtol: float, atol: float) -> float:
+    """How much of the tolerance `output` uses against the candidate's fingerprint:
+    max |a − v| / (atol + rtol·|v|); equal elements (the same infinity, NaN and NaN) use none
+    of it, NaN against a number all of it and more (inf)."""
+    a = np.asarray(output, np.float64).ravel()[candidate.index]
+    v = candidate.values
+    same = (a == v) | (np.isnan(a) & np.isnan(v))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.abs(a - v) / (atol + rtol * np.abs(v))
+    share = np.where(same, 0.0, np.where(np.isnan(share), np.inf, share))
+    return float(share.max(initial=0.0))
+
+
+def matches(
+    actual: np.ndarray,
+    expected: np.ndarray,
+    candidates: Sequence[Candidate],
+    rtol: float,
+    atol: float,
+) -> list[Match]:
+    """The candidates `actual` matches within the tolerance, best first. A candidate that
+    `expected` matches too is left out: that mistake cannot show on this case.
+
+    The tolerance's absolute part is sized for the correct output, O(1); an implementation
+    making a mistake whose output is larger (a tied head's logits of ~50) rounds in
+    proportion, so against that candidate it is multiplied by the candidate's `scale`."""
+    found = []
+    for candidate in candidates:
+        if tuple(actual.shape) != candidate.shape:
+            continue
+        share = usage(actual, candidate, rtol, atol * candidate.scale)
+        told_apart = tuple(expected.shape) != candidate.shape  # a BPE model of another size
+        if share <= 1.0 and (told_apart or usage(expected, candidate, rtol, atol) > 1.0):
+            found.append(Match(candidate, share))
+    return sorted(found, key=lambda m: m.usage)
+
+
+def opening_lines(found: Sequence[Match], also_failing: Sequence[str]) -> list[str]:
+    """The lines a failure message opens with: the best match, the other matches, and the
+    component families of the same submission that failed before this test. Without a
+    match the caller puts `NO_MATCH` before its own first line."""
+    lines = [found[0].candidate.line] if found else []
+    lines += [f"  or: {m.candidate.message}" for m in found[1:]]
+    if also_failing:
+        lines.append(f"the same submission also fails: {', '.join(also_failing)}")
+    return lines
+
+
+class Source(Protocol):
+    def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
+        """The catalogued mistakes that can show on the case; None: the family has none."""
+
+
+class LiveCatalog:
+    """Candidates computed from the catalog (which needs the oracle) when first asked for."""
+
+    def __init__(self, fixtures: Path):
+        catalog = withheld.load(withheld.CATALOG)
+
+        self.fixtures = fixtures
+        self.messages = {m.id: m.message for m in catalog.MISTAKES}
+        self.graded = {m.id for m in catalog.MISTAKES if m.graded}
+        self.families = {f for m in catalog.MISTAKES for f in m.variants}
+
+    def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
+        if family not in self.families:
+            return None
+        return _live_candidates(self.fixtures, family, case_id)
+
+    def forward_cases(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(family, case entry) of each stored forward case of a family the catalog covers:
+        the cases a diagnosis can be asked for."""
+        for family, entries in case_table(self.fixtures).items():
+            if family in self.families:
+                for entry in entries:
+                    if not entry["params"].get(BACKWARD_PARAM, False):
+                        yield family, entry
+
+
+# Per process, like the fixtures' own cache: a session refuses fixtures that changed on disk.
+@cache
+def _live_candidates(fixtures: Path, family: str, case_id: str) -> list[Candidate]:
+    catalog = withheld.load(withheld.CATALOG)
+
+    case = load(fixtures, family, case_id)
+    return [
+        Candidate(
+            mistake,
+            catalog.BY_ID[mistake].message,
+            tuple(v.shape),
+            index := fingerprint_index(v, case.expected),
+            np.ma.getdata(v).ravel()[index],
+            catalog.BY_ID[mistake].graded,
+            output_scale(v, case.expected),
+        )
+        for mistake, v in catalog.variants(case).items()
+    ]
+
+
+def _key(family: str, case_id: str, mistake: str) -> str:
+    return f"{family}/{case_id}/{mistake}"
+
+
+# Where the student handout ships the table of its stored fixtures (`make handout`), for a
+# copy that has no catalog to compute it from.
+SHIPPED_TABLE = Path("tests") / "known_mistakes.safetensors"
+
+
+def fixtures_digest(fixtures: Path) -> str:
+    """What a table was written for: the SHA-256 of the fixtures' manifest, which names every
+    fixture file's own digest."""
+    return hashlib.sha256((fixtures / MANIFEST_NAME).read_bytes()).hexdigest()
+
+
+def write_table(fixtures: Path, path: Path) -> Path:
+    """Every candidate of every stored forward case of `fixtures`, in one safetensors file
+    that `Table` reads without the catalog."""
+    live = LiveCatalog(fixtures)
+    tensors: dict[str, np.ndarray] = {}
+    shapes: dict[str, list[int]] = {}
+    scales: dict[str, float] = {}
+    for family, entry in live.forward_cases():
+        for c in live.candidates(family, entry["id"]) or []:
+            key = _key(family, entry["id"], c.mistake)
+            tensors[f"{key}/index"], tensors[f"{key}/values"] = c.index, c.values
+            shapes[key] = list(c.shape)
+            scales[key] = c.scale
+    metadata = {
+        "fixtures": fixtures_digest(fixtures),
+        "messages": json.dumps(live.messages),
+        "graded": json.dumps(sorted(live.graded)),
+        "families": json.dumps(sorted(live.families)),
+        "shapes": json.dumps(shapes),
+        "scales": json.dumps(scales),
+    }
+    save_file(tensors, str(path), metadata=metadata)
+    return path
+
+
+class Table:
+    """Candidates read from a file `write_table` wrote."""
+
+    def __init__(self, path: Path):
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="numpy") as f:
+            metadata = f.metadata()
+        self.tensors = load_file(str(path))
+        self.fixtures = metadata.get("fixtures", "")
+        self.messages: dict[str, str] = json.loads(metadata["messages"])
+        self.graded = set(json.loads(metadata["graded"]))
+        self.families = set(json.loads(metadata["families"]))
+        self.shapes: dict[str, list[int]] = json.loads(metadata["shapes"])
+        self.scales: dict[str, float] = json.loads(metadata["scales"])
+
+    def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
+        if family not in self.families:
+            return None
+        prefix = f"{family}/{case_id}/"
+        return [
+            Candidate(
+                key.removeprefix(prefix),
+                self.messages[key.removeprefix(prefix)],
+                tuple(shape),
+                self.tensors[f"{key}/index"],
+                self.tensors[f"{key}/values"],
+                key.removeprefix(prefix) in self.graded,
+                self.scales[key],
+            )
+            for key, shape in self.shapes.items()
+            if key.startswith(prefix)
+        ]
+
+
+def shipped_table(root: Path, fixtures: Path) -> Table | None:
+    """The table a handout at `root` ships, if it was written for `fixtures`."""
+    path = root / SHIPPED_TABLE
+    if not path.is_file() or not (fixtures / MANIFEST_NAME).is_file():
+        return None
+    table = Table(path)
+    return table if table.fixtures == fixtures_digest(fixtures) else None
