@@ -1,4 +1,4 @@
-"""The sandbox's second tier, a user of its own without namespaces (`user_isolation`), as a
+"""The sandbox's second tier, a user of its own without namespaces (`user_tier`), as a
 Docker container with default capabilities (Gradescope's) gets it: the attacks on the
 verdict that the sandbox stops (the judge stops the others out of process, whatever the
 tier), graded from an unpacked autograder whose oracle setup.sh closed to other users,

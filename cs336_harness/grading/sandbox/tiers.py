@@ -21,7 +21,7 @@ in `bwrap` (Debian's `bubblewrap`) with
 
 Where namespaces are refused (a Docker container with its default capabilities, as on
 Gradescope) and the grader runs as root, the second tier takes over: the same user id of its
-own, without namespaces (`user_isolation`). `--no-sandbox` starts the worker as a plain child
+own, without namespaces (`user_tier`). `--no-sandbox` starts the worker as a plain child
 process with the same limits, for hosts with neither; every report names the tier.
 """
 
@@ -35,14 +35,19 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cs336_harness.grading.environments.course_env import python_paths
+from cs336_harness.grading.environments.course_env import WorkerEnvironment, python_paths
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.sandbox import cgroups, interpreter, shared_temp, socket_filter
-from cs336_harness.grading.sandbox import user_tier as user_isolation
+from cs336_harness.grading.sandbox import (
+    cgroups,
+    interpreter,
+    shared_temp,
+    socket_filter,
+    user_tier,
+)
 from cs336_harness.grading.sandbox.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.sandbox.interpreter import site_packages
 from cs336_harness.grading.sandbox.limits import Limits, apply_rlimits
@@ -76,8 +81,9 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 _LIBC = ctypes.CDLL(None, use_errno=True)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or pass --no-sandbox"
-# The tiers, strongest first (`Sandbox.kind`).
+# The tiers, strongest first (`Sandbox.kind`), and the choice of the strongest that works.
 BUBBLEWRAP, USER, NONE = "bubblewrap", "user", "none"
+AUTO = "auto"
 # The environment is rebuilt from nothing: no variable of the grader's reaches the worker.
 ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -211,7 +217,7 @@ class Worker:
         """After the process has ended: end whatever its user id still runs, remove its
         group, its /tmp's mount point and its folders."""
         if self.uid is not None:
-            user_isolation.sweep(self.uid)
+            user_tier.sweep(self.uid)
             shared_temp.remove_owned(self.uid)
         if self.group is not None:
             self.group.remove()
@@ -219,13 +225,13 @@ class Worker:
             with contextlib.suppress(OSError):
                 self.tmp.rmdir()
         for folder in self.folders:
-            user_isolation.remove(folder)
+            user_tier.remove(folder)
 
 
 @dataclass(frozen=True)
 class Sandbox:
     """How a worker is started: `kind` is its tier, BUBBLEWRAP, USER (a user of its own
-    without namespaces, `user_isolation`; `share` its shared folder) or NONE.
+    without namespaces, `user_tier`; `share` its shared folder) or NONE.
 
     `python` is the worker's interpreter (the course's environment, `course_env`), `mounts`
     and `site` what it reads and its site-packages: read where the environment is known (the
@@ -290,7 +296,7 @@ class Sandbox:
         if self.kind == NONE:
             return [*worker, str(submission / adapters), *worker_args]
         if self.kind == USER:
-            return [*user_isolation.setpriv(uid), *worker, str(submission / adapters), *worker_args]
+            return [*user_tier.setpriv(uid), *worker, str(submission / adapters), *worker_args]
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise GraderError(f"the sandbox needs bwrap, which is not on PATH: {INSTALL_HINT}")
@@ -340,7 +346,7 @@ class Sandbox:
             return None
         private = {"HOME": str(home), "TMPDIR": str(home)} | _cpu_count(cpus)
         if self.kind == USER:
-            share = user_isolation.Share(Path(self.share))
+            share = user_tier.Share(Path(self.share))
             return interpreter.environment(
                 [str(share.harness)], ENV | IDENTITY | private, self.site
             )
@@ -374,7 +380,7 @@ class Sandbox:
         # Compiled here: the forked child only installs it.
         network = socket_filter.compiled() if self.kind == USER and not self.no_filter else None
         if self.kind == USER:  # a copy its group may read, and a home of its own
-            share = user_isolation.Share(Path(self.share))
+            share = user_tier.Share(Path(self.share))
             submission, home = folders = share.prepare(submission, serial, uid)
             paths = (*shared_temp.SHARED, home)
             watch = shared_temp.Watch(uid, paths, limits.output, limits.files)
@@ -391,7 +397,7 @@ class Sandbox:
             if self.kind != BUBBLEWRAP:  # bwrap's --die-with-parent does this inside it
                 _set_parent_death_signal()
             if self.kind == USER:
-                user_isolation.raise_oom_score()
+                user_tier.raise_oom_score()
             if network is not None:
                 network.install()
 
@@ -426,11 +432,11 @@ def check_sandbox(
     if sandbox.kind == NONE:
         return
     if sandbox.kind == USER:
-        candidates = (*user_isolation.PROTECTED, harness.parent, *protected)
+        candidates = (*user_tier.PROTECTED, harness.parent, *protected)
         hidden = [p for p in candidates if p.exists()]
-        share = user_isolation.Share(Path(sandbox.share))
+        share = user_tier.Share(Path(sandbox.share))
         filtered = not sandbox.no_filter
-        user_isolation.check(share, draw_uid(), sandbox.python, sandbox.site, hidden, filtered)
+        user_tier.check(share, draw_uid(), sandbox.python, sandbox.site, hidden, filtered)
         return
     refused = _namespaces_refused()
     if refused:
@@ -464,3 +470,52 @@ def check_sandbox(
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise GraderError(f"the sandbox cannot be set up: {last}; {INSTALL_HINT}")
+
+
+def choose(
+    wanted: str,
+    harness: Path,
+    limits: Limits,
+    environment: WorkerEnvironment,
+    protected: tuple[Path, ...],
+    self_check: bool,
+    note: Callable[[str], None],
+) -> Sandbox:
+    """The strongest tier `wanted` allows that works here, checked: bubblewrap, else (as
+    root) a user of its own without namespaces, each running the worker in `environment`.
+    `harness` is the bundle's trusted folder, `protected` what else the user tier's worker
+    must not read. The self-check grades this checkout's own code, which needs no
+    confinement: without either tier it runs unconfined, and `note` says so."""
+    runs_in = {"python": environment.python, "mounts": environment.mounts,
+               "site": environment.site}  # fmt: skip
+    if wanted == NONE:
+        return Sandbox(kind=NONE, **runs_in)
+    refusals = []
+    if wanted in (AUTO, BUBBLEWRAP):
+        sandbox = Sandbox(**runs_in)
+        try:
+            check_sandbox(sandbox, harness, limits, protected)
+            return sandbox
+        except GraderError as error:
+            refusals.append(str(error))
+    if wanted in (AUTO, USER) and os.geteuid() == 0:
+        share = user_tier.Share.create(harness)
+        reason = "--sandbox user" if wanted == USER else "namespaces refused here"
+        no_filter = socket_filter.unavailable()
+        sandbox = Sandbox(
+            kind=USER, reason=reason, share=str(share.root), no_filter=no_filter, **runs_in
+        )
+        try:
+            check_sandbox(sandbox, harness, limits, protected)
+            if refusals:
+                note(f"note: {refusals[0]}; the user tier confines it")
+            return sandbox
+        except GraderError as error:
+            share.remove()
+            refusals.append(f"the user tier: {error}")
+    elif wanted == USER:
+        refusals.append("the user tier needs root")
+    if not self_check or wanted != AUTO:
+        raise GraderError("; ".join(refusals))
+    note(f"note: {refusals[0]}; grading this checkout's own code unconfined")
+    return Sandbox(kind=NONE, reason="this checkout's own code; no sandbox works here", **runs_in)
