@@ -36,6 +36,8 @@ from collections.abc import Iterable
 # A submission's report directory is named after it: 63 characters, each at most 4 bytes of
 # UTF-8, fit the 255 bytes a file name may have, whatever escapes made the name longer.
 NAME_CHARS = 63
+# How long a path from a submission a report shows.
+PATH_CHARS = 500
 
 _ESCAPED = "\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff"
 _ONE_LINE = re.compile(f"[\x00-\x1f{_ESCAPED}]")

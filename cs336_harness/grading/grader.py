@@ -32,13 +32,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
-from itertools import groupby
 from pathlib import Path
-from typing import Any
 
+from cs336_harness.grading import process_exit
 from cs336_harness.grading.environments.course_env import WorkerEnvironment
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.inputs.bundle import Bundle, differences, digests, remove_tree
@@ -57,16 +55,14 @@ from cs336_harness.grading.sandbox.interpreter import site_packages
 from cs336_harness.grading.sandbox.limits import BOOT_WALL, Limits
 from cs336_harness.grading.sandbox.tiers import ENV, USER, Sandbox, draw_uid
 from cs336_harness.grading.sandbox.user_tier import sweep
+from cs336_harness.rules.findings import called_findings, read_rules
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
-from cs336_harness.rules.static_scan import scan_submission
-from cs336_harness.untrusted import clean
+from cs336_harness.untrusted import PATH_CHARS, clean
 
 # What a submission's report keeps of the judge's and the worker's output, head and tail.
 OUTPUT_HEAD = 2000
 OUTPUT_TAIL = 6000
-# How long a path from a submission a report shows.
-PATH_CHARS = 500
 # A judge has this long past the submission's own limits to finish its report.
 JUDGE_SLACK = 60.0
 # Under a deadline (`--deadline`): the judge's tests end this long before it (a tenth of it
@@ -316,7 +312,9 @@ class Grader:
             workers=first.workers + retry.workers,
             peak_memory=max(first.peak_memory, retry.peak_memory),
             notes=(*first.notes, note),
-            **_called((*first.called, *retry.called), max(first.called_count, retry.called_count)),
+            **called_findings(
+                (*first.called, *retry.called), max(first.called_count, retry.called_count)
+            ),
         )
 
     def _grade(
@@ -337,7 +335,7 @@ class Grader:
                 record, tests, output = self._judged(lane, home, left_out, select, inputs)
                 notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
                 notes += self._environment_notes(asked)
-                rules = _read_rules(home / "submission", self.policy) | _called(
+                rules = read_rules(home / "submission", self.policy) | called_findings(
                     Called(test.family, path, line, name, count)
                     for test in tests
                     for name, path, line, count in record.called.get(test.nodeid, ())
@@ -494,17 +492,6 @@ class Grader:
         ]
 
 
-def _stopped(returncode: int | None) -> str:
-    if returncode is None:
-        return "it stopped answering"
-    if returncode < 0:
-        try:
-            return f"it was killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"it was killed by signal {-returncode}"
-    return f"it exited with code {returncode}"
-
-
 def _host_failure(record: RunRecord, returncode: int | None, killed: int) -> str:
     """Why a judge run's verdicts are the host's failure, not the submission's; "" if not."""
     if killed > 0:
@@ -517,54 +504,9 @@ def _host_failure(record: RunRecord, returncode: int | None, killed: int) -> str
         hint = ""
         if returncode in (None, -signal.SIGKILL) and memory is not None:
             hint = f"; if for memory, {container.too_small(memory)}"
-        return f"not graded: the judge stopped before its first test ({_stopped(returncode)}{hint})"
+        how = process_exit.describe(returncode)
+        return f"not graded: the judge stopped before its first test (it {how}{hint})"
     return ""
-
-
-# Forbidden uses and unread files kept per submission (the count is always exact).
-RULES_KEPT = 50
-
-
-def _read_rules(submission: Path, policy: Policy) -> dict[str, Any]:
-    """The assignment's rules read from the copy's source, here in the trusted process (it
-    is parsed, never run); file names and strings in it are the submission's, so cleaned."""
-    findings, unscanned = scan_submission(submission, policy, whole=True)
-    return {
-        "forbidden_count": len(findings),
-        "forbidden": tuple(clean(str(f), PATH_CHARS) for f in findings[:RULES_KEPT]),
-        "unread": tuple(
-            clean(f"{u.path} ({u.reason})", PATH_CHARS) for u in unscanned[:RULES_KEPT]
-        ),
-    }
-
-
-# Forbidden call sites kept per family (the count is of all that the judge recorded): every
-# family a submission breaks the rules in stays in the reports, however many its neighbours.
-CALLED_KEPT = 8
-
-
-def _kept(sites: list[Called]) -> list[Called]:
-    """The first CALLED_KEPT of one family's sites (in order), each name's first site
-    before any name's second: the reports name every forbidden definition they can."""
-    first: dict[str, Called] = {}
-    for site in sites:
-        first.setdefault(site.name, site)
-    firsts = list(first.values())[:CALLED_KEPT]
-    others = [site for site in sites if site not in firsts]
-    return sorted(firsts + others[: CALLED_KEPT - len(firsts)])
-
-
-def _called(sites: Iterable[Called], at_least: int = 0) -> dict[str, Any]:
-    """The forbidden calls the worker reported, one per (family, path, line, name) with
-    their counts summed, some of each family (`_kept`), and how many there are
-    (`at_least`: sites already counted, perhaps no longer listed). The record's text is
-    cleaned already."""
-    counts: Counter[Called] = Counter()
-    for site in sites:
-        counts[replace(site, count=0)] += site.count
-    merged = sorted(replace(site, count=count) for site, count in counts.items())
-    kept = [k for _, family in groupby(merged, lambda s: s.family) for k in _kept(list(family))]
-    return {"called_count": max(len(merged), at_least), "called": tuple(kept)}
 
 
 def _absent_notes(submission: Path) -> tuple[str, ...]:

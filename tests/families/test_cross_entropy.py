@@ -2,8 +2,9 @@
 
 import pytest
 
-from cs336_harness.families import CROSS_ENTROPY_PER_UNIT_LOGIT, family
+from cs336_harness.families import family
 from cs336_harness.judging.compare import assert_matches_oracle
+from cs336_harness.tolerances import CROSS_ENTROPY_PER_UNIT_LOGIT
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("cross_entropy")

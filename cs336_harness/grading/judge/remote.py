@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import time
 from collections import Counter
@@ -45,6 +44,7 @@ from cs336_harness.adapters.loader import (
 )
 from cs336_harness.adapters.not_implemented import message as not_implemented
 from cs336_harness.adapters.probes.registry import needs_of
+from cs336_harness.grading import process_exit
 from cs336_harness.grading.sandbox.limits import BOOT_WALL, Limits, format_size
 from cs336_harness.grading.sandbox.tiers import Worker
 from cs336_harness.grading.sandbox.timekeeping import CallClock, Deadline, Overfilled, Timeout
@@ -93,23 +93,6 @@ class BadReply(Failed):
 def _timeout(timeout: Timeout, message: str) -> WorkerTimeout:
     kind = LoadSensitiveTimeout if timeout.wall_clock else WorkerTimeout
     return kind(message, pytrace=False)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _exit_description(returncode: int | None) -> str:
-    if returncode is None:
-        return "stopped answering"
-    if returncode < 0:
-        return f"was killed by {_signal_name(-returncode)}"
-    if 128 < returncode <= 128 + 64:  # bwrap reports a child's death by signal N as 128 + N
-        return f"was killed by {_signal_name(returncode - 128)} (exit code {returncode})"
-    return f"exited with code {returncode}"
 
 
 def _fatal_line(log: Path, booting_from: int | None = None) -> str:
@@ -216,7 +199,7 @@ class RemoteAdapters:
             returncode = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             returncode = None
-        how = _exit_description(returncode)
+        how = process_exit.describe(returncode)
         if self.worker.oom_kills():
             how += (
                 f": its processes together passed the memory limit "
