@@ -12,6 +12,8 @@ from cs336_basics.swiglu import SwiGLU
 
 NORMS = ("rmsnorm", "layernorm", "none")
 FFNS = ("swiglu", "silu", "gelu")
+# Where a block puts its norms: on each sublayer's input, or after each residual sum.
+NORM_POSITIONS = ("pre", "post")
 
 
 def make_norm(

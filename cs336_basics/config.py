@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cs336_basics._checks import check_dropout_rate, check_positive_int
-from cs336_basics.builders import FFNS, NORMS
+from cs336_basics.builders import FFNS, NORM_POSITIONS, NORMS
 from cs336_basics.gelu import GELU_APPROXIMATIONS
 from cs336_basics.rope import ROPE_PAIRINGS
-from cs336_basics.transformer_block import NORM_POSITIONS
 
 _OWNER = "ModelConfig"
 

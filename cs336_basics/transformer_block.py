@@ -8,14 +8,12 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-from cs336_basics.builders import make_ffn, make_norm
+from cs336_basics.builders import NORM_POSITIONS, make_ffn, make_norm
 from cs336_basics.dropout import Dropout
 from cs336_basics.multihead_attention import MultiHeadSelfAttention
 
 if TYPE_CHECKING:
     from cs336_basics.config import ModelConfig
-
-NORM_POSITIONS = ("pre", "post")
 
 
 class TransformerBlock(nn.Module):

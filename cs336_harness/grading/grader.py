@@ -336,9 +336,9 @@ class Grader:
                 notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
                 notes += self._environment_notes(asked)
                 rules = read_rules(home / "submission", self.policy) | called_findings(
-                    Called(test.family, path, line, name, count)
+                    Called(test.family, site_path, line, site_name, count)
                     for test in tests
-                    for name, path, line, count in record.called.get(test.nodeid, ())
+                    for site_name, site_path, line, count in record.called.get(test.nodeid, ())
                 )
         finally:
             remove_tree(home)

@@ -40,7 +40,7 @@ from cs336_harness.grading.reports.gradescope import DIAGNOSED_BY_OUTPUT
 from cs336_harness.grading.reports.table import family_table, print_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
 from cs336_harness.grading.sandbox import cgroups, tiers
-from cs336_harness.grading.sandbox.user_tier import Share
+from cs336_harness.grading.sandbox.user_tier import SharedFolder
 from cs336_harness.grading.scoring import Rubric, Score, score
 from cs336_harness.grading.shards import merge, shard_positions
 from cs336_harness.manifest import manifest_problems
@@ -120,7 +120,7 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
         groups.remove()
         remove_tree(workroot)
         if sandbox is not None and sandbox.share:
-            Share(Path(sandbox.share)).remove()
+            SharedFolder(Path(sandbox.share)).remove()
     return _report(graded, info, rubric, asked.out, asked.fail_under, console, errors, positions)
 
 

@@ -1,6 +1,6 @@
 """`cs336-grade --deadline`: the reports are written before it, whatever a submission does;
 a family that hangs costs its share of the time, and the tests it leaves are reported as
-not run, with the reason (`recorder.Shares`)."""
+not run, with the reason (`recorder.FamilyTimeShares`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.judge.recorder import Shares
+from cs336_harness.grading.judge.recorder import FamilyTimeShares
 from tests.grading import synthetic
 from tests.grading.conftest import TEST_TIMEOUT, grade
 
@@ -28,7 +28,7 @@ def test_a_family_gets_a_share_of_what_is_left_and_no_more_than_the_first(
     now = [1000.0]
     monkeypatch.setattr(time, "monotonic", lambda: now[0])
     monkeypatch.setattr(time, "time", lambda: now[0])
-    shares = Shares(deadline=1000.0 + 120)
+    shares = FamilyTimeShares(deadline=1000.0 + 120)
     shares.collected(["a", "a", "b", "c", "c"])
     assert shares.begin(0, "a") and shares.cutoff == 1000 + 2 * 120 / 4  # 3 families left
     now[0] += 5  # "a" used 5 s of its 60

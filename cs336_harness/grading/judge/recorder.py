@@ -1,7 +1,7 @@
 """The judge's pytest plugin: it gives the tests remote adapters for the submission its job
 names (`-p cs336_harness.grading.judge.recorder --grading-job JOB.json`) and writes the verdict
 record (`record`), one event at a time. Under a deadline it shares the time left among the
-test families (`Shares`)."""
+test families (`FamilyTimeShares`)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ class NotRun(Failed):
     """The test's family had used up its share of the deadline before the test began."""
 
 
-class Shares:
+class FamilyTimeShares:
     """The time left before a deadline, shared among the test families still to run.
 
     When a family begins, it may use twice the mean of what is left per family, `2 L / (m +
@@ -166,7 +166,7 @@ class Recorder:
         self.log: IO[str] = job.results.open("a")
         self.verdicts: dict[str, dict[str, Any]] = {}
         self.adapters: RemoteAdapters | None = None
-        self.shares = None if job.deadline is None else Shares(job.deadline)
+        self.shares = None if job.deadline is None else FamilyTimeShares(job.deadline)
         self.order: dict[str, int] = {}
         # The grader's private paths, as a report names them: the bundle's files by their
         # path in it (tests/families/test_rope.py), the submission's copy as "submission".

@@ -68,7 +68,7 @@ class LoadSensitiveTimeout(WorkerTimeout):
 
 
 class ShareTimeout(WorkerTimeout):
-    """The test's family used up its share of the grading deadline (`recorder.Shares`)."""
+    """The test's family used up its share of the grading deadline (`recorder.FamilyTimeShares`)."""
 
 
 class WorkerBootTimeout(LoadSensitiveTimeout):
@@ -153,7 +153,7 @@ class RemoteAdapters:
         self._import_failure: Failed | None = None
         # Forbidden calls the worker reported since the last `take_called`.
         self._called: Counter[tuple[str, str, int]] = Counter()
-        # Under a deadline (`recorder.Shares`): when the current family's share of it ends
+        # Under a deadline (`recorder.FamilyTimeShares`): when the current family's share of it ends
         # and why, on the monotonic clock, and when the judge's time ends altogether.
         self.cutoff: float | None = None
         self.cutoff_reason = ""

@@ -346,7 +346,7 @@ class Sandbox:
             return None
         private = {"HOME": str(home), "TMPDIR": str(home)} | _cpu_count(cpus)
         if self.kind == USER:
-            share = user_tier.Share(Path(self.share))
+            share = user_tier.SharedFolder(Path(self.share))
             return interpreter.environment(
                 [str(share.harness)], ENV | IDENTITY | private, self.site
             )
@@ -380,7 +380,7 @@ class Sandbox:
         # Compiled here: the forked child only installs it.
         network = socket_filter.compiled() if self.kind == USER and not self.no_filter else None
         if self.kind == USER:  # a copy its group may read, and a home of its own
-            share = user_tier.Share(Path(self.share))
+            share = user_tier.SharedFolder(Path(self.share))
             submission, home = folders = share.prepare(submission, serial, uid)
             paths = (*shared_temp.SHARED, home)
             watch = shared_temp.Watch(uid, paths, limits.output, limits.files)
@@ -434,7 +434,7 @@ def check_sandbox(
     if sandbox.kind == USER:
         candidates = (*user_tier.PROTECTED, harness.parent, *protected)
         hidden = [p for p in candidates if p.exists()]
-        share = user_tier.Share(Path(sandbox.share))
+        share = user_tier.SharedFolder(Path(sandbox.share))
         filtered = not sandbox.no_filter
         user_tier.check(share, draw_uid(), sandbox.python, sandbox.site, hidden, filtered)
         return
@@ -499,7 +499,7 @@ def choose(
         except GraderError as error:
             refusals.append(str(error))
     if wanted in (AUTO, USER) and os.geteuid() == 0:
-        share = user_tier.Share.create(harness)
+        share = user_tier.SharedFolder.create(harness)
         reason = "--sandbox user" if wanted == USER else "namespaces refused here"
         no_filter = socket_filter.unavailable()
         sandbox = Sandbox(

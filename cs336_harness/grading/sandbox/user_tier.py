@@ -1,7 +1,7 @@
 """The sandbox's second tier: a user of its own, where namespaces are refused (a Docker
 container with its default capabilities, as Gradescope's): a user id per grading, a home
 only it can enter, a copy of its submission only its group can read, the public harness in
-a shared folder (`Share`), a check that it can read nothing it must not (`check`), and a
+a shared folder (`SharedFolder`), a check that it can read nothing it must not (`check`), and a
 sweep of every process of its user id when it ends. docs/grading.md, "Tiers", lists what
 this tier stops and what it does not.
 """
@@ -48,7 +48,7 @@ def raise_oom_score() -> None:
 
 
 @dataclass(frozen=True)
-class Share:
+class SharedFolder:
     """The folder the tier's workers read from and live in, outside the run's private work
     folder: `harness/` (the public harness code, readable by all), and per worker a copy of
     its submission (`source`, readable by its group only) and its home (its own)."""
@@ -56,7 +56,7 @@ class Share:
     root: Path
 
     @classmethod
-    def create(cls, harness: Path) -> Share:
+    def create(cls, harness: Path) -> SharedFolder:
         """Make the share with a copy of the harness package at `harness/cs336_harness`."""
         root = Path(tempfile.mkdtemp(prefix="cs336-grade-share-"))
         root.chmod(0o711)  # others may pass through, not list it
@@ -153,7 +153,7 @@ print(json.dumps({"readable": readable, "online": online}))
 
 
 def check(
-    share: Share,
+    share: SharedFolder,
     uid: int,
     python: str,
     site: tuple[str, ...],
