@@ -58,7 +58,7 @@ _FIXTURES = pytest.StashKey[Path]()
 _DEVICE = pytest.StashKey[torch.device]()
 # A failing comparison's message opens with its likely cause (`cs336_harness/judging/diagnosis/`);
 # `--rules` lists the implementation's forbidden uses of torch.nn (`cs336_harness/rules/`).
-pytest_plugins = ["cs336_harness.judging.diagnosis.plugin", "cs336_harness.rules.plugin"]
+pytest_plugins = ["cs336_harness.judging.diagnosis.plugin", "cs336_harness.judging.rules_plugin"]
 _SHAPE_CHECKS = pytest.StashKey[Any]()
 HARDENING_LINE = (
     "hardening: stricter than the assignment, scored apart ({why}); "

@@ -22,9 +22,15 @@ import pytest
 
 from cs336_harness.grading import cli
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.gradescope import run_autograder as run_autograder_module
+from cs336_harness.grading.gradescope.run_autograder import (
+    TRUSTED_MEMORY,
+    fit_memory,
+    not_found,
+    to_grade,
+)
 from cs336_harness.grading.inputs.student_inputs import student_seed
 from cs336_harness.grading.intake.submissions import find_in_upload
-from cs336_harness.grading.packaging import run_autograder as run_autograder_module
 from cs336_harness.grading.packaging.autograder import (
     MATRIX_TORCH,
     SECRET_FILE,
@@ -33,12 +39,6 @@ from cs336_harness.grading.packaging.autograder import (
     locked_torch,
 )
 from cs336_harness.grading.packaging.handout import export
-from cs336_harness.grading.packaging.run_autograder import (
-    TRUSTED_MEMORY,
-    fit_memory,
-    not_found,
-    to_grade,
-)
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import handed_in, synthetic

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from cs336_harness.grading import cli
-from cs336_harness.grading.packaging import run_autograder as run_autograder_module
-from cs336_harness.grading.packaging.gradescope_metadata import METADATA, MetadataError, parse, read
-from cs336_harness.grading.packaging.submission_policy import (
+from cs336_harness.grading.gradescope import run_autograder as run_autograder_module
+from cs336_harness.grading.gradescope.metadata import METADATA, MetadataError, parse, read
+from cs336_harness.grading.gradescope.policy import (
     RECORD,
     RunPolicy,
     counted_before,

@@ -14,12 +14,9 @@ import torch
 from safetensors.torch import load_file
 
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.inputs.student_inputs import (
-    gradescope_student,
-    named_student,
-    student_seed,
-)
-from cs336_harness.grading.packaging.run_autograder import student_inputs
+from cs336_harness.grading.gradescope.metadata import gradescope_student
+from cs336_harness.grading.gradescope.run_autograder import student_inputs
+from cs336_harness.grading.inputs.student_inputs import named_student, student_seed
 from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, grade
 

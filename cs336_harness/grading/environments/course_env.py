@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cs336_harness.grading.environments.courses import Course
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.sandbox.interpreter import site_packages
+from cs336_harness.grading.sandbox.interpreter import python_paths, site_packages
 from cs336_harness.paths import REPO_ROOT
 
 # What the reports list of an environment's packages.
@@ -62,14 +62,6 @@ class WorkerEnvironment:
 
     def version(self, name: str) -> str | None:
         return dict(self.versions).get(name)
-
-
-def python_paths(prefix: str, base_prefix: str, site: tuple[str, ...]) -> tuple[str, ...]:
-    """An interpreter's installation, its standard library and site-packages, without a path
-    inside another (its parent's mount covers it)."""
-    candidates = [prefix, base_prefix, *site]
-    unique = sorted({os.path.realpath(p) for p in candidates} | set(candidates))
-    return tuple(p for p in unique if not any(p != q and p.startswith(q + "/") for q in unique))
 
 
 def _describe(course: Course, python: str, versions: dict[str, str], where: str) -> str:

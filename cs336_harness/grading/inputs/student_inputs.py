@@ -13,9 +13,6 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
-
-from cs336_harness.grading.packaging import gradescope_metadata
 
 # Bits of a student's seed: as wide as the seeds `--seed` takes by default, short enough to
 # type in a regrade.
@@ -42,16 +39,6 @@ class Student:
 
     key: str
     description: str
-
-
-def gradescope_student(metadata: Path) -> Student:
-    """The student, or the group, of a Gradescope submission, from its
-    `submission_metadata.json`: the users' ids, sorted, so that a group's every member and
-    every resubmission get the same key. A `MetadataError` (a ValueError) says what is
-    wrong."""
-    ids = [str(i) for i in gradescope_metadata.read(metadata).user_ids]
-    who = "user" if len(ids) == 1 else "group of users"
-    return Student(f"gradescope:{','.join(ids)}", f"Gradescope {who} {', '.join(ids)}")
 
 
 def named_student(name: str) -> Student:

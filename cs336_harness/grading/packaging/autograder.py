@@ -133,8 +133,8 @@ root="$(cd "${{AUTOGRADER_ROOT:-{root}}}" && pwd)"
 cd "$root/source"
 # `-m` puts this directory first on the import path: the harness that grades is this copy,
 # whichever environment the interpreter belongs to.
-exec "${{AUTOGRADER_PYTHON:-.venv/bin/python}}" -m cs336_harness.grading.packaging.run_autograder \\
-  {own}"$root" {options}
+exec "${{AUTOGRADER_PYTHON:-.venv/bin/python}}" \\
+  -m cs336_harness.grading.gradescope.run_autograder {own}"$root" {options}
 """
 
 # pyproject.toml names README.md as the package's readme, so the install needs one.

@@ -50,3 +50,11 @@ def environment(
     """`base` (a fixed environment, never the grader's own) with the PYTHONPATH of
     `import_path`; any other `PYTHON*` in `base` is the grader's own choice."""
     return base | {"PYTHONPATH": import_path(first, site)}
+
+
+def python_paths(prefix: str, base_prefix: str, site: tuple[str, ...]) -> tuple[str, ...]:
+    """An interpreter's installation, its standard library and site-packages, without a path
+    inside another (its parent's mount covers it)."""
+    candidates = [prefix, base_prefix, *site]
+    unique = sorted({os.path.realpath(p) for p in candidates} | set(candidates))
+    return tuple(p for p in unique if not any(p != q and p.startswith(q + "/") for q in unique))

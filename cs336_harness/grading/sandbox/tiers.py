@@ -38,8 +38,8 @@ import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cs336_harness.grading.environments.course_env import WorkerEnvironment, python_paths
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.sandbox import (
     cgroups,
@@ -49,9 +49,12 @@ from cs336_harness.grading.sandbox import (
     user_tier,
 )
 from cs336_harness.grading.sandbox.cgroups import Cgroups, WorkerGroup
-from cs336_harness.grading.sandbox.interpreter import site_packages
+from cs336_harness.grading.sandbox.interpreter import python_paths, site_packages
 from cs336_harness.grading.sandbox.limits import Limits, apply_rlimits
 from cs336_harness.grading.sandbox.timekeeping import process_tree_cpu_seconds
+
+if TYPE_CHECKING:
+    from cs336_harness.grading.environments.course_env import WorkerEnvironment
 
 HARNESS_MOUNT = "/harness"
 # Inside the private /tmp, the folder bound as the worker's /dev/shm.

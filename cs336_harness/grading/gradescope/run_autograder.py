@@ -1,6 +1,6 @@
 """What the autograder's `run_autograder` runs, in Gradescope's container, per submission.
 
-`python -m cs336_harness.grading.packaging.run_autograder [--per-student SECRET_FILE] ROOT
+`python -m cs336_harness.grading.gradescope.run_autograder [--per-student SECRET_FILE] ROOT
 [OPTIONS]` finds the submission in what the student uploaded, ROOT/submission (or the one archive it
 holds, which the grader unpacks), draws the inputs of its student (`student_inputs`, from
 ROOT/submission_metadata.json and the secret), grades it with `cs336-grade OPTIONS
@@ -24,12 +24,12 @@ from pathlib import Path
 
 from cs336_harness.grading import cli
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.gradescope import metadata as gradescope_metadata
+from cs336_harness.grading.gradescope.policy import RECORD, RunPolicy
 from cs336_harness.grading.inputs import drawn
-from cs336_harness.grading.inputs.student_inputs import gradescope_student, student_seed
+from cs336_harness.grading.inputs.student_inputs import student_seed
 from cs336_harness.grading.intake.archives import SUFFIXES, archive_stem
 from cs336_harness.grading.intake.submissions import DEBRIS, UPLOAD_DEPTH, find_in_upload
-from cs336_harness.grading.packaging import gradescope_metadata
-from cs336_harness.grading.packaging.submission_policy import RECORD, RunPolicy
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.sandbox import container
@@ -144,7 +144,7 @@ def student_inputs(root: Path, secret_file: Path, dest: Path) -> drawn.DrawnInpu
     """Draw the inputs of the student (or group) whose submission this is into `dest`. The
     secret is read here, and only the student's own seed leaves this process (a command
     line is visible to every process of the container)."""
-    student = gradescope_student(root / gradescope_metadata.METADATA)
+    student = gradescope_metadata.gradescope_student(root / gradescope_metadata.METADATA)
     mode = secret_file.stat().st_mode
     if mode & 0o077:
         raise GraderError(
@@ -259,7 +259,7 @@ def grade(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cs336_harness.grading.packaging.run_autograder",
+        prog="python -m cs336_harness.grading.gradescope.run_autograder",
         description="Grade ROOT/submission into ROOT/results/results.json (run_autograder).",
     )
     parser.add_argument(

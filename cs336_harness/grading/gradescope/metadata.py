@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cs336_harness.grading.inputs.student_inputs import Student
+
 # Its name in Gradescope's /autograder.
 METADATA = "submission_metadata.json"
 # Larger than any metadata Gradescope writes (its one embedded results.json included).
@@ -170,3 +172,13 @@ def read(path: Path) -> SubmissionMetadata:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise MetadataError(f"{path} is not JSON: {error}") from None
     return parse(data)
+
+
+def gradescope_student(metadata: Path) -> Student:
+    """The student, or the group, of a Gradescope submission, from its
+    `submission_metadata.json`: the users' ids, sorted, so that a group's every member and
+    every resubmission get the same key. A `MetadataError` (a ValueError) says what is
+    wrong."""
+    ids = [str(i) for i in read(metadata).user_ids]
+    who = "user" if len(ids) == 1 else "group of users"
+    return Student(f"gradescope:{','.join(ids)}", f"Gradescope {who} {', '.join(ids)}")

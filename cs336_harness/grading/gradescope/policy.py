@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cs336_harness.grading.packaging.gradescope_metadata import (
+from cs336_harness.grading.gradescope.metadata import (
     MetadataError,
     Previous,
     SubmissionMetadata,
