@@ -73,9 +73,10 @@ bench:  ## speed and memory targets: forward pass, suite vs import torch, gradin
 margins:  ## how much of each tolerance the correct modules use (the evidence for cs336_harness/families.py)
 	$(UV) run python -m cs336_staff.error_margins
 
-lint:  ## ruff lint and format check
+lint:  ## ruff lint and format check, and the import contracts of the house plan (pyproject.toml)
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run lint-imports --no-cache
 
 format:  ## apply ruff's formatting and safe fixes
 	$(UV) run ruff format .

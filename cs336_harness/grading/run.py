@@ -80,10 +80,12 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
             asked.grading.sandbox,
             bundle.trusted,
             limits,
-            environment,
             protected,
             asked.self_check,
             lambda line: errors.print(line, markup=False),
+            python=environment.python,
+            mounts=environment.mounts,
+            site=environment.site,
         )
         if not groups.enabled:
             errors.print(f"note: {groups.description}", markup=False, soft_wrap=True)

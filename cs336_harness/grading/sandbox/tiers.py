@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.sandbox import (
@@ -52,9 +52,6 @@ from cs336_harness.grading.sandbox.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.sandbox.interpreter import python_paths, site_packages
 from cs336_harness.grading.sandbox.limits import Limits, apply_rlimits
 from cs336_harness.grading.sandbox.timekeeping import process_tree_cpu_seconds
-
-if TYPE_CHECKING:
-    from cs336_harness.grading.environments.course_env import WorkerEnvironment
 
 HARNESS_MOUNT = "/harness"
 # Inside the private /tmp, the folder bound as the worker's /dev/shm.
@@ -479,18 +476,17 @@ def choose(
     wanted: str,
     harness: Path,
     limits: Limits,
-    environment: WorkerEnvironment,
     protected: tuple[Path, ...],
     self_check: bool,
     note: Callable[[str], None],
+    **runs_in: Any,
 ) -> Sandbox:
     """The strongest tier `wanted` allows that works here, checked: bubblewrap, else (as
-    root) a user of its own without namespaces, each running the worker in `environment`.
+    root) a user of its own without namespaces, each running the worker as `runs_in` says
+    (`python`, `mounts`, `site`: the course's environment).
     `harness` is the bundle's trusted folder, `protected` what else the user tier's worker
     must not read. The self-check grades this checkout's own code, which needs no
     confinement: without either tier it runs unconfined, and `note` says so."""
-    runs_in = {"python": environment.python, "mounts": environment.mounts,
-               "site": environment.site}  # fmt: skip
     if wanted == NONE:
         return Sandbox(kind=NONE, **runs_in)
     refusals = []
