@@ -20,7 +20,7 @@ import torch
 from cs336_harness.adapters import inputs_unchanged
 from cs336_harness.adapters.loader import NotImplementedFailure
 from cs336_harness.adapters.not_implemented import message
-from cs336_harness.adapters.probes import gradients
+from cs336_harness.adapters.probes import gradients as probes
 from cs336_harness.judging.cases import Case
 from cs336_harness.judging.compare import assert_matches_oracle
 
@@ -49,7 +49,7 @@ def assert_input_gradients(
     if not expected and not weights:
         raise ValueError(f"{case.id}: no expected gradient for any argument of {adapter}")
     projection = case["grad_projection"]
-    result = gradients.input_gradients(
+    result = probes.input_gradients(
         adapters,
         adapter=adapter,
         kwargs=kwargs,

@@ -5,7 +5,7 @@ or first, ε added to √v or to √v̂) is accepted."""
 import pytest
 import torch
 
-from cs336_harness.adapters.probes import training
+from cs336_harness.adapters.probes import training as probes
 from cs336_harness.families import family
 from cs336_harness.judging.case_layout import ADAMW_READINGS
 from cs336_harness.judging.compare import assert_matches_oracle
@@ -30,7 +30,7 @@ def test_adamw(case, adapters):
     p = case.params
     initial, grads = _inputs(case)
     device = initial[0].device
-    out = training.adamw_trajectory(
+    out = probes.adamw_trajectory(
         adapters, initial=initial, grads=grads, groups=p["groups"], device=str(device)
     )
     where = "the CPU" if device.type == "cpu" else str(device)
@@ -64,7 +64,7 @@ def test_adamw_resumes_from_its_state_dict(case, adapters):
     p = case.params
     initial, grads = _inputs(case)
     runs = {
-        resume_at: training.adamw_trajectory(
+        resume_at: probes.adamw_trajectory(
             adapters,
             initial=initial,
             grads=grads,

@@ -4,14 +4,14 @@ resumed from one that ends bit for bit where the uninterrupted run ends."""
 import pytest
 import torch
 
-from cs336_harness.adapters.probes import checkpoint
+from cs336_harness.adapters.probes import checkpoint as probes
 
 pytestmark = pytest.mark.family("checkpointing")
 
 
 def test_checkpoint_resume(case, adapters, device):
     p = case.params
-    out = checkpoint.checkpoint_resume(adapters, **p, device=str(device))
+    out = probes.checkpoint_resume(adapters, **p, device=str(device))
     assert out["bytes_written"] > 0, f"run_save_checkpoint wrote nothing to the {p['target']}"
     assert out["iteration"] == p["steps_before"], (
         f"run_load_checkpoint returned {out['iteration']!r}, but iteration "

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from cs336_harness.adapters.probes import training
+from cs336_harness.adapters.probes import training as probes
 
 pytestmark = pytest.mark.family("data_loading")
 
@@ -21,7 +21,7 @@ SIGMAS = 7
 
 def _sample(case, adapters, device: str, calls=None):
     p = case.params
-    return training.get_batch_samples(
+    return probes.get_batch_samples(
         adapters,
         dataset=case["dataset"],
         batch_size=p["batch_size"],

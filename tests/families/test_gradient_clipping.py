@@ -4,7 +4,7 @@ of all of them together exceeds max; in place, parameters without a gradient ski
 import pytest
 import torch
 
-from cs336_harness.adapters.probes import training
+from cs336_harness.adapters.probes import training as probes
 from cs336_harness.families import family
 from cs336_harness.judging.compare import assert_matches_oracle
 
@@ -24,7 +24,7 @@ def _parameters(case) -> tuple[list[torch.Tensor], list[torch.Tensor | None]]:
 def test_gradient_clipping(case, adapters):
     p = case.params
     values, grads = _parameters(case)
-    out = training.gradient_clipping(
+    out = probes.gradient_clipping(
         adapters, values=values, grads=grads, max_l2_norm=p["max_l2_norm"]
     )
     for i in p["without_grad"]:
@@ -48,7 +48,7 @@ def test_gradient_clipping_given_a_generator(case, adapters):
     iterates them twice (once for the norm, once to scale) finds nothing the second time."""
     p = case.params
     values, grads = _parameters(case)
-    out = training.gradient_clipping(
+    out = probes.gradient_clipping(
         adapters, values=values, grads=grads, max_l2_norm=p["max_l2_norm"], as_generator=True
     )
     after = [g for g in out["grads"] if g is not None]

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import torch
 
-from cs336_harness.adapters.probes import modules
+from cs336_harness.adapters.probes import modules as probes
 from cs336_harness.families import family
 from cs336_harness.judging.cases import Case
 from cs336_harness.judging.diagnosis.first_difference import (
@@ -44,12 +44,12 @@ def _lm_sizes(case: Case) -> dict[str, Any]:
 
 
 def _lm_facts(adapters: Any, case: Case) -> dict[str, Any]:
-    return modules.lm_module_facts(adapters, sizes=_lm_sizes(case), weights=case.weights)
+    return probes.lm_module_facts(adapters, sizes=_lm_sizes(case), weights=case.weights)
 
 
 def _block_facts(adapters: Any, case: Case) -> dict[str, Any]:
     sizes = {key: case.params[key] for key in BLOCK_SIZES}
-    return modules.block_module_facts(adapters, sizes=sizes, weights=case.weights)
+    return probes.block_module_facts(adapters, sizes=sizes, weights=case.weights)
 
 
 def _spec_parameter_problems(facts: dict[str, Any], weights: dict[str, torch.Tensor]) -> list[str]:
@@ -155,7 +155,7 @@ def test_lm_keeps_no_tensor_as_a_plain_attribute(case, adapters):
 def test_lm_parameter_gradients(case, adapters):
     """Every parameter's gradient of `sum(grad_projection * logits)` with the case's
     weights, against the oracle's (by `expected_grad.<parameter name>`)."""
-    result = modules.lm_parameter_gradients(
+    result = probes.lm_parameter_gradients(
         adapters,
         sizes=_lm_sizes(case),
         weights=case.weights,

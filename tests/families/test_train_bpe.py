@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from cs336_harness import bpe_fingerprint
-from cs336_harness.adapters.probes import tokenizer
+from cs336_harness.adapters.probes import tokenizer as probes
 from cs336_harness.judging.compare import OracleMismatch
 
 pytestmark = pytest.mark.family("train_bpe")
@@ -35,7 +35,7 @@ def _fail(message: str, case, vocab: dict, merges: list) -> None:
 
 
 def _trained(case, adapters):
-    out = tokenizer.bpe_training(adapters, corpus=case["corpus"], **case.params)
+    out = probes.bpe_training(adapters, corpus=case["corpus"], **case.params)
     tokens = [bytes(t) for t in out["tokens"]]
     merges = [(bytes(a), bytes(b)) for a, b in out["merges"]]
     return dict(zip(out["ids"], tokens, strict=True)), merges
