@@ -23,7 +23,7 @@ from cs336_harness.manifest import MANIFEST_NAME
 from cs336_harness.paths import REPO_ROOT
 
 # What computes a table: its source, hashed into the table's name.
-SOURCES = ("cs336_staff", "cs336_harness/diagnosis")
+SOURCES = ("cs336_staff", "cs336_harness/judging/diagnosis")
 KEPT = 8
 
 

@@ -32,6 +32,7 @@ from cs336_harness.paths import REPO_ROOT
 COPIED = (
     "pyproject.toml",
     "uv.lock",
+    ".python-version",
     ".gitignore",
     "rubric.toml",
     "cs336_basics",
