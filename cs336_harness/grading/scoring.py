@@ -1,7 +1,7 @@
-"""The rubric (`rubric.toml`) and points: what each family is worth (the registry's, or the
-rubric's `[families]`), what it earned from its contract tests, hardening scored apart and
-nothing for a test that doing nothing passes; the rubric's `[rules]`, `[gradescope]` and
-`[policy]` (docs/grading.md, "Grading submissions", "Contract and hardening")."""
+"""The rubric (`rubric.toml`) and points: what each family is worth and earned from its
+contract tests, hardening apart, nothing for a test that doing nothing passes; the rubric's
+`[rules]`, `[gradescope]` and `[policy]` (docs/grading.md, "Grading submissions", "Contract
+and hardening" and "No credit for doing nothing")."""
 
 from __future__ import annotations
 
