@@ -1,14 +1,7 @@
-"""`cs336-grade [SUBMISSION ...]`: grade submissions against the trusted tests and rubric.
-`cs336-grade merge DIR ... --out DIR`: join the reports of shards (`--shard i/n`).
-`cs336-grade autograder --out FILE.zip [OPTIONS]`: a Gradescope autograder that grades
-with those options.
-`cs336-grade draw --seed S --out DIR`: draw inputs once, for `--drawn-inputs DIR`.
-`cs336-grade report DIR`: write the class report again from a finished run's grading.json.
-
-With no argument it grades the bundled implementation. Exit status: 0 when grading
-completed, whatever the scores; 1 when a score is below `--fail-under`; 2 when the grader
-itself could not run (the sandbox among it); 130 when interrupted (Ctrl-C, SIGTERM).
-"""
+"""`cs336-grade`'s command line, parsed into typed options (`options`) for `run`: grade
+submissions (`cs336-grade [SUBMISSION ...]`; none: the bundled implementation), `merge`
+shards' reports, build an `autograder`, `draw` inputs once, write the class `report` again.
+Exit status: 0 graded, 1 below `--fail-under`, 2 the grader could not run, 130 interrupted."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
-"""Grade submissions: a pool of judge lanes, each grading one submission at a time.
-
-    grader (this process: no torch, no submission code)
-      └─ judge lane × -j        trusted: `judge.py`, torch imported once
-           └─ pytest child       trusted: fixtures, comparisons, the verdict record
-                └─ worker        the submission's code, in the sandbox (`sandbox.py`)
-
-For one submission the grader copies what it contributes into a private directory (an
-archive is unpacked there first: `archives.py`), hands a lane the job, and reads the
-verdict record the judge wrote (`record.py`). A lane that stops answering past the
-submission's time is killed and replaced. A submission the intake refuses (`intake.py`)
-gets an error for every test without a judge run of its own.
-
-Lanes do not take CPU from each other: each lane's judge and workers are in a cgroup of the
-same weight (`cgroups.py`), or, on a host without cgroups, pinned to a share of the CPUs.
-Each result says whether another submission was graded beside it (`SubmissionResult.load`);
-tests that then ran out of wall-clock time (the CPU time a call used does not depend on its
-neighbours, its wall-clock time does) are graded again with every other lane idle before
-their verdict is final (`Grader.regrade_alone`).
-"""
+"""The grader's pool of lanes: each a judge process grading one submission at a time, from its
+copy taken in to its verdict record read back; a lane that stops answering is replaced, and
+time-outs beside other submissions are graded again alone (docs/architecture.md, "Lanes")."""
 
 from __future__ import annotations
 

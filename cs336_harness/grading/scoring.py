@@ -1,25 +1,7 @@
-"""The rubric (`rubric.toml`) and points: what each family is worth, and what it earned.
-
-Each family's points are the registry's (`cs336_harness/families.py`) for the families
-upstream's handout defines, unless the rubric has a `[families]` table, which then is the
-course's whole table. A family the rubric leaves out (by default, those beyond upstream's
-handout: LayerNorm, GELU, the modules, decoding, the variants) is reported apart and earns
-nothing; where a submission implements none of it, it is not reported at all, since a
-class whose handout lacks it has nothing to implement.
-
-A family earns its rubric points in proportion to its *contract* tests passed, each case
-its share (the rubric's `[scoring] credit = "case"`, the default), or only when all pass
-(`credit = "family"`). Its *hardening* tests (behaviour this project chose where upstream is
-silent, and calls upstream's tests never make) are scored apart, together, as the rubric's
-`[hardening]` entry: 0 points unless an instructor sets otherwise, so that a correct
-upstream-style implementation never loses a point to them. A test that an implementation
-computing nothing also passes (`GradedTest.trivial`) earns only where a test of its family
-that is not trivial passed, so that doing nothing scores 0 everywhere.
-The `[rules]` entry sets what the assignment's rules cost (`cs336_harness.rules`): the
-points taken from a submission whose source uses what they forbid (`penalty`, default 0:
-reported only), and names allowed beyond the default policy's (`allowed`). The `[policy]`
-table holds the course's submission policies on Gradescope (`submission_policy` applies them).
-"""
+"""The rubric (`rubric.toml`) and points: what each family is worth and earned from its
+contract tests, hardening apart, nothing for a test that doing nothing passes; the rubric's
+`[rules]`, `[gradescope]` and `[policy]` (docs/grading.md, "Grading submissions", "Contract
+and hardening" and "No credit for doing nothing")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Grading a class past one machine: `--shard i/n` grades a share, `merge` joins the shares.
-
-A shard is every n-th submission in discovery order (names sorted), starting at the i-th,
-so shards differ in size by one at most and together hold the class exactly once. Each
-shard writes its `grading.json`; `cs336-grade merge` checks that the archives come from
-one grading of one class (the same run settings, every shard once) and writes the class's
-reports with the same writers, in the class's order: the same files as grading all
-submissions on one machine, apart from the timings.
-"""
+"""Grading a class past one machine: `--shard i/n` grades every n-th submission from the i-th,
+and `merge` checks that the shards' archives are one grading of one class and writes its
+reports (docs/grading.md, "Grading past one machine")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """The environment a course's submissions run in: the grader's own where it is the course's,
-else one uv builds once into the user's cache and reuses.
-
-Only the worker runs there; the grader, the judges and their comparisons stay on the
-grader's own environment. The worker reads what `WorkerEnvironment.mounts` names (the
-environment, its base interpreter, its site-packages), so a built one must be readable by
-every user (its folders are made 0755, as uv makes them).
-"""
+else one uv builds once into the user's cache. Only the worker runs there (the judges stay
+on the grader's), reading what `WorkerEnvironment.mounts` names, so a built one is readable
+by every user (docs/grading.md, "The course's environment")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The courses' environments by name: the Python, torch and packages each year's handout pins.
-
-A submission is graded on the environment its course handed out (`--course`, the rubric's
-`[environment]`), so that code written for it runs as on the student's machine.
-docs/grading.md, "The course's environment", says where each pin comes from.
-"""
+"""The courses' environments by name: the Python, torch and packages each year's handout pins,
+so that code written for a course runs as on its students' machines (docs/grading.md,
+"The course's environment")."""
 
 from __future__ import annotations
 

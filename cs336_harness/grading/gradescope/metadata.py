@@ -1,11 +1,6 @@
-"""Gradescope's `submission_metadata.json`, read into a small typed object.
-
-Gradescope writes /autograder/submission_metadata.json before every run: when this
-submission was made, the assignment's dates and each user's own (an extension), who
-submitted it, and the earlier submissions with their scores (the latest also with its
-results.json). Gradescope writes it, not the student; it is read defensively all the same:
-a field read here that is missing or of the wrong type is a `MetadataError` naming it.
-"""
+"""Gradescope's `submission_metadata.json` (this submission's time, the assignment's dates and
+each user's own, the earlier submissions) read into a typed object: Gradescope writes it, but
+a field read here that is missing or of the wrong type is still a `MetadataError` naming it."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""The course's submission policies on Gradescope, the rubric's `[policy]` table: a cap on
-the submissions that count in a rolling window, and a late penalty by the due date, applied
-to a run's results.json from its submission_metadata.json. Both off by default.
-
-What each run did goes in its results.json's `extra_data.policy` (`RECORD`), which the next
-run reads back: Gradescope gives the results of the latest earlier submission only, so the
-record carries the times of the submissions that counted (the ledger) from run to run.
-docs/grading.md ("On Gradescope") has the reasoning.
-"""
+"""The course's submission policies on Gradescope (the rubric's `[policy]`, off by default): a
+cap on the submissions that count in a rolling window and a late penalty, applied to a run's
+results.json, whose `extra_data.policy` (`RECORD`) carries the ledger of counted submissions
+to the next run (docs/grading.md, "On Gradescope")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""What the autograder's `run_autograder` runs, in Gradescope's container, per submission.
-
+"""What the autograder's `run_autograder` runs in Gradescope's container, per submission:
 `python -m cs336_harness.grading.gradescope.run_autograder [--per-student SECRET_FILE] ROOT
-[OPTIONS]` finds the submission in what the student uploaded, ROOT/submission (or the one archive it
-holds, which the grader unpacks), draws the inputs of its student (`student_inputs`, from
-ROOT/submission_metadata.json and the secret), grades it with `cs336-grade OPTIONS
---for-students`, and puts its Gradescope report where Gradescope reads it,
-ROOT/results/results.json (ROOT: /autograder on Gradescope). What staff need to diagnose a
-run (how it was made, the trusted processes' logs) goes to stdout. Where the rubric sets a
-`[policy]`, the course's submission policies apply from the same metadata
-(`submission_policy`): a submission over the cap is not graded, a late one loses points.
-"""
+[OPTIONS]` finds the upload in ROOT/submission, draws its student's inputs, grades it with
+`cs336-grade OPTIONS --for-students`, applies the rubric's `[policy]` and writes
+ROOT/results/results.json (ROOT: /autograder); what staff need to diagnose a run goes to stdout."""
 
 from __future__ import annotations
 

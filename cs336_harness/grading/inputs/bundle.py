@@ -1,22 +1,6 @@
-"""The trusted files a grading run uses, copied once into a bundle and verified by SHA-256.
-
-A bundle holds `trusted/` (the harness package and the test files the judge runs),
-`fixtures/` (the stored ones, or fresh ones drawn for a seed) and, where this copy has the
-catalog of known mistakes, their outputs on those fixtures for the failure messages
-(`diagnosis.safetensors`, see `cs336_harness/judging/diagnosis/`). The judge reads it; the
-worker never sees it (only `trusted/cs336_harness`, the public harness code, is mounted
-in the sandbox). Its digests are taken when it is built and checked after every
-submission, as a guard against a grader bug or a sandbox that failed open.
-
-What is withheld is a set of folders, left out of the bundle (a submission could import
-them) and out of the student handout alike: `cs336_staff/` (the float64 oracle, the
-generator and the catalog of known mistakes built on it), the implementations kept as
-evidence (`tests/evidence/`: fused, upstream-style, deliberately wrong), and the tests
-that are not graded (`tests/package/`, `tests/harness/`, `tests/meta/`, `tests/grading/`),
-which test cs336_basics directly or need the oracle. What ships is `cs336_harness/` and the
-graded families, `tests/families/`; `tests/harness/test_layout.py` proves that nothing
-shipped imports anything withheld.
-"""
+"""The trusted bundle a run grades with: `trusted/` (the harness and the graded tests),
+`fixtures/` and the known mistakes' table, built without what is withheld (`WITHHELD`) and
+verified by SHA-256 after every submission (docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations
 

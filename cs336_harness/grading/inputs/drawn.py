@@ -1,15 +1,6 @@
-"""Inputs drawn once and kept: `cs336-grade draw --seed S --out DIR`, then
-`cs336-grade SUBMISSION --drawn-inputs DIR` as often as needed.
-
-A Gradescope autograder draws them per student before grading (or in `setup.sh`, once for
-the assignment), and a class graded with `--per-student` per submission. DIR holds
-
-    seed                     the seed they were drawn for (the reports name it)
-    drawn_for                whom, when they were drawn for one student (the reports say so)
-    fixtures/                the generator's fixtures and the oracle's expected outputs
-    diagnosis.safetensors    the known mistakes' outputs on them (`diagnosis/`), when the
-                             catalog is there to compute them
-"""
+"""Inputs drawn once and kept: `cs336-grade draw --seed S --out DIR`, then `cs336-grade
+SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for`,
+`fixtures/` and `diagnosis.safetensors` (docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Inputs per student: each student's seed, drawn from the assignment's secret and who they are.
-
-A student's resubmissions are graded on the same inputs (a stable grade) and two students
-never on the same ones, so answers computed for one student's inputs are worth nothing to
-another. The seed is HMAC-SHA256 of the student's key under the assignment's secret: knowing
-one's own seed (the reports name it, for an exact regrade) tells nothing of the secret or of
-another student's seed. docs/grading.md, "Inputs per student".
-"""
+"""Inputs per student: each student's seed, HMAC-SHA256 of who they are under the assignment's
+secret, the same for every resubmission and another for every student (docs/grading.md,
+"On Gradescope", "Inputs per student")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""The known mistakes' table of a set of fixtures, kept between grading runs.
-
-Writing the table (`diagnosis.diagnose.write_table`: every catalogued mistake's output on
-every forward case) costs seconds of CPU, and a grading run needs it for its fixtures. The
-self-check, `--stored-inputs` and a regrade with `--seed` grade on fixtures seen before, so
-the table is kept in the user's cache, named by the SHA-256 of what it is computed from:
-the fixtures' manifest and the source of the code that computes it (the catalog, the oracle
-and the diagnosis). A changed fixture or mistake is another name, never a stale table. The
-newest `KEPT` tables stay; the others are removed as new ones come (a fresh draw's is
-usually never asked for again).
-"""
+"""The known mistakes' table of a set of fixtures, kept in the user's cache between runs, named
+by the SHA-256 of the fixtures' manifest and of the source that computes it
+(docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations
 

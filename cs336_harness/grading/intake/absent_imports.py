@@ -1,12 +1,6 @@
-"""What a submission imports that the grading environment lacks, read from its source.
-
-The worker stands in for such a module (`stand_ins`) so that only the tests whose code uses
-it fail; this is the trusted side's own account of them for the reports, parsed in the
-grader (never run), as the rules are (`cs336_harness.rules.static_scan`). An import counts
-when it is absolute, outside a `try` that handles ImportError, and its top-level name is
-neither the standard library's, nor the environment's site-packages', nor one of the
-submission's own top-level modules or packages.
-"""
+"""What a submission imports that the grading environment lacks, read from its source (never
+run) for the reports: an absolute import, outside a `try` that handles ImportError, of a name
+neither the standard library's, the environment's, nor the submission's own."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
-"""Taking a submission in: a bounded copy of what it contributes, following no link.
-
-A submission's directory is entirely its author's: any name, any depth, any number of
-files, sparse files, links to a classmate's directory. The grader copies from it only the
-code its adapters can import, before anything else sees it: `cs336_basics/` whole; the
-Python files directly in `tests/` but its test modules and conftest (`adapters.py`, the
-upstream handout's `common.py`, `__init__.py`, helpers); and the Python files of the other
-top-level modules (`*.py`) and packages (folders with an `__init__.py`) but the harness's
-own, which the worker never imports from a submission. Only regular files
-and directories: the walk is iterative and goes by directory descriptors, every open is
-relative to the directory just checked, with O_NOFOLLOW, and a file is copied only if the
-one opened is the regular file the walk listed (same device and inode), so swapping an
-entry for a link mid-copy reads nothing outside. A link is never followed: neither
-`tests` or `cs336_basics` nor one deeper; it is left out, and so are FIFOs, devices,
-sockets and over-large files, each with a note saying why. Past a limit of
-`IntakeLimits` the whole submission is refused (`IntakeRefused`), having written nothing
-past that limit; the grader gives it an error verdict alone. The top level and `tests/`
-are looked at one entry deep, and only what is copied counts against the limits, so data
-beside the code (fixtures, checkpoints, a corpus) costs nothing.
-"""
+"""A submission taken in: a bounded copy of the code its adapters can import, following no
+link, refused whole (`IntakeRefused`) past a limit of `IntakeLimits`
+(docs/architecture.md, "Taking a submission in")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Which directories and archives are submissions (what of each the worker gets to see:
-`intake.py`; how an archive is unpacked: `archives.py`)."""
+`copy`; how an archive is unpacked: `archives`)."""
 
 from __future__ import annotations
 

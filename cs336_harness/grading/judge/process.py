@@ -1,19 +1,6 @@
-"""The judge: the trusted process that runs the tests on one submission at a time.
-
-`python -P -S -m cs336_harness.grading.judge.process [--preload]` is started once per grading lane
-(`-j`) by the grader (`grader.Lane`). It imports torch, pytest and the harness once, then
-reads one job per line on stdin, `{"args": [...pytest arguments...], "log": PATH}`: for
-each it forks a child that runs pytest with those arguments, its output going to PATH, and
-answers with the line `{"returncode": N}`. Forking from a process that has done its imports
-saves the ~4.5 s of `import torch` per submission, and every child starts from the same
-clean state. `--preload` also imports what torch.testing's first failure report needs
-(torch.distributed.tensor: ~3 s, and ~40 MB that the judge and its child then share): worth
-it when there are many submissions to grade, not for one whose report may never need it
-(Gradescope's one per container, in 768 MB).
-
-Nothing of a submission runs here: its code runs in the worker, which a child starts in
-the sandbox (`recorder.Recorder`, `remote.RemoteAdapters`).
-"""
+"""The judge, one process per lane: it imports torch, pytest and the harness once, then runs
+each job line of its stdin in a forked pytest child and answers with the child's exit code
+(docs/architecture.md, "The judge: one import, a fork per submission")."""
 
 from __future__ import annotations
 

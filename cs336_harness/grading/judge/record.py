@@ -1,26 +1,6 @@
-"""The verdict record: the judge's recorder (`recorder`) writes it, the grader reads it back
-here. One JSON line per event, flushed at once:
-
-    {"event": "collected", "tests": [{"nodeid": ..., "family": ..., "kind": ...,
-                                      "trivial": ...}, ...]}
-    {"event": "worker"}                       a worker process was started
-    {"event": "worker_end", "peak_memory": N} and ended: the most memory its cgroup held
-                                              (0: no cgroup)
-    {"event": "start", "nodeid": ...}
-    {"event": "finish", "nodeid": ..., "status": ..., "message": ..., "details": ...,
-     "duration": ..., "called": [[name, path, line, count], ...],
-     "diagnosis": [mistake id, ...], "error_shape": kind, "submission_raised": bool}
-
-`kind` is "contract" or "hardening" (the `hardening` marker), `trivial` the `trivial`
-marker's reason ("": none); `called` (left out when empty) the forbidden calls the worker
-reported during the test (`rules.called.read_called`); `diagnosis` and `error_shape` (a
-failed test's) what the diagnosis plugin found: the ids of the known mistakes its output
-matches, best first, or else the kind of its error's shape; `submission_raised` whether it
-failed on the submission's own exception.
-The judge runs only trusted code, so the record is the verdict; the reader still bounds
-what it loads, and cleans the text that quotes the submission (`untrusted`): this is where
-it enters the grader.
-"""
+"""The verdict record, `results.jsonl`: the judge's recorder (`recorder`) writes it, one JSON
+event per line; the grader reads it back here, bounded and cleaned, where the submission's
+words enter the grader (docs/architecture.md, "The verdict record")."""
 
 from __future__ import annotations
 

@@ -1,27 +1,6 @@
-"""The judge's side of the worker: an `adapters` object whose `run_*` calls run elsewhere.
-
-Under the grader the trusted tests get a `RemoteAdapters` instead of the in-process
-`Adapters`: each call's arguments go to the sandboxed worker as plain data, and the reply
-comes back as plain data (`protocol`), so no code of the submission ever runs in the
-process that holds the expected outputs and writes the verdicts. What can go wrong in the
-worker becomes one test's failure:
-
-| in the worker                         | the test                                   |
-|---------------------------------------|--------------------------------------------|
-| the adapter raises                    | gets `SubmissionRaised` (an `Exception`)   |
-| it changed a tensor argument in place | fails, naming it (`inputs_unchanged`)      |
-| missing, or NotImplementedError       | fails "not implemented: run_x" (→ where)   |
-| it cannot start (no code of its ran)  | fails, marked as the host's failure        |
-| importing the adapters fails or hangs | fails, and so does every later call        |
-| past its CPU time or wall-clock cap   | times out; the worker is killed            |
-| past its family's share of a deadline | times out; the worker is killed            |
-| the worker dies                       | crashes; the next call starts a new worker |
-| a malformed or oversized reply        | fails; the worker is killed                |
-
-Every reply also carries the forbidden calls the worker saw (`rules.runtime`): the
-submission's word, so `read_called` keeps a bounded number of well-formed entries, cleaned,
-and `take_called` hands them to the verdict record, test by test.
-"""
+"""The judge's side of the worker: `RemoteAdapters`, whose calls and probes run in the
+sandboxed worker as plain data, and the test failure each thing that goes wrong there becomes
+(docs/architecture.md, "When the worker fails")."""
 
 from __future__ import annotations
 

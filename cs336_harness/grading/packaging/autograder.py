@@ -1,24 +1,6 @@
-"""`cs336-grade autograder`: a Gradescope autograder package.
-
-Gradescope unpacks the zip into /autograder/source, runs its `setup.sh` once as root to
-build an image, then for every submission runs `run_autograder` in a fresh container of
-that image, which grades /autograder/submission (`run_autograder.py`).
-
-The zip holds what grading a submission on fresh inputs needs: the harness and the graded
-tests as the student handout has them, and what the handout withholds for that purpose
-(the fixture generator, the oracle and its text corpus, the catalog of known mistakes that
-names a failure's likely cause); the rubric; pyproject.toml and uv.lock for the locked
-environment. Students never see it: Gradescope keeps it to the container, and the sandbox
-keeps it from the submission's code. Left out: a reference `cs336_basics` (a submission
-brings its own, and grading never imports the repository's), `tests/adapters.py`, the
-stored fixtures (the inputs are drawn per student, once in setup.sh, or per run) and the
-grader's own tests.
-
-setup.sh is written for Gradescope's default image (`Image`): a pinned uv and Python,
-CPU-only torch of the course's version; by default run_autograder draws the inputs of each
-run's student from a secret the zip keeps (`student_inputs`), and passes the grader a
-deadline inside Gradescope's timeout.
-"""
+"""`cs336-grade autograder`: a Gradescope autograder package, a zip of what grading a
+submission on fresh inputs needs and a `setup.sh` for Gradescope's default image (`Image`)
+(docs/architecture.md, "The autograder and the handout")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
 """`make handout DEST=dir`: write the student copy of this repository.
 
-The copy has the component tests, their fixtures, the harness and the grader, and a
-`cs336_basics` and `tests/adapters.py` whose every function body is
-`raise NotImplementedError` (signatures and docstrings kept). It has no reference
-implementation: the folders `trusted.WITHHELD` names (`cs336_staff/`, the implementations
-kept as evidence, the tests that are not graded) are left out, and its Makefile and README
-are written for students. In it, `uv run pytest`
-fails every component test with the one line `not implemented: run_x`, and `cs336-grade`
-gives 0 points.
-"""
+Its `cs336_basics` and `tests/adapters.py` are stubs (`stubs`), the withheld folders
+(`bundle.WITHHELD`) are left out, and its Makefile and README are written for students
+(docs/architecture.md, "The autograder and the handout")."""
 
 from __future__ import annotations
 

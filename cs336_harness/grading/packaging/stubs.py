@@ -1,11 +1,6 @@
-"""Replace the body of every function and method in a Python source with a stub.
-
-What stays: imports, constants, classes, decorators, signatures, docstrings and comments
-outside function bodies, byte for byte. What goes: each body after its docstring, replaced
-by `raise NotImplementedError`. Private helpers are stubbed too: they hold implementation as
-much as the public functions do. Works on the source text with the positions `ast` reports,
-so formatting is kept; nested functions disappear with the body that holds them.
-"""
+"""Replace the body of every function and method in a Python source with `raise
+NotImplementedError`, keeping everything outside the bodies byte for byte (the text is cut
+at the positions `ast` reports); private helpers are stubbed too: they hold implementation."""
 
 from __future__ import annotations
 

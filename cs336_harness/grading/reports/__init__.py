@@ -1,9 +1,6 @@
 """Reports of a grading run: Gradescope JSON, JUnit XML, a CSV summary, terminal tables,
-`grading.json`, the complete record that `cs336-grade merge` combines shards from, and for
-a class (more than one submission) the class report, `report.html` and `report.md`.
-
-Every report says how the run was made (`RunInfo`): the sandbox, the inputs, the shard.
-"""
+`grading.json` (what `cs336-grade merge` combines shards from) and, for a class, the class
+report; every one says how the run was made (`RunInfo`)."""
 
 from __future__ import annotations
 

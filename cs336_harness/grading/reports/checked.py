@@ -1,9 +1,6 @@
-"""Writing a report so that strict readers can read it, or not at all.
-
-Submission text is cleaned where it enters the grader (`untrusted`); a report that still
-comes out unreadable (a lone surrogate, a character XML forbids) is a bug of the grader's,
-and stops the run with a GraderError (exit 2) before a half-readable file is written.
-"""
+"""Writing a report so that strict readers can read it, or not at all: one that comes out
+unreadable (a lone surrogate, a character XML forbids) is the grader's bug, and stops the run
+with a GraderError (exit 2) before a half-readable file is written."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""Gradescope's autograder `results.json`, one per submission.
-
-Gradescope reads `score`, and per test `name`, `score`, `max_score`, `output`,
-`visibility` and `status`; its `status` takes only "passed" or "failed", so the grader's
-own verdict ("timed out", "crashed", ...) goes in each test's `extra_data` and at the head
-of its `output`. The top-level `output` opens with how the run was made (the sandbox, the
-inputs) and what a reading of the source found against the assignment's rules, then what
-the worker saw the submission call (both also in `extra_data.rules`), then carries the
-judge's and the worker's output (head and tail) when a test crashed, timed out or errored,
-where it is the best clue to what happened. Hardening tests
-are named with their family: "Hardening (...): rope: test_x[...]".
-
-The rubric's `[gradescope]` table sets who sees the results and when (the results', each
-family's tests', run_autograder's output), the format outputs are rendered in, and whether
-the score goes on the assignment's leaderboard.
-"""
+"""Gradescope's autograder `results.json`, one per submission: the score, each test with the
+grader's own verdict in `extra_data`, an output that opens with how the run was made and
+what the rules found, and the rubric's `[gradescope]` visibility (docs/architecture.md,
+"Reports")."""
 
 from __future__ import annotations
 

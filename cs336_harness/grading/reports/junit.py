@@ -1,12 +1,6 @@
-"""JUnit XML, which CI systems display: one <testsuite> per submission, one <testcase> per test.
-
-Written from the grader's merged verdicts rather than by pytest's own --junitxml, which
-would lose the tests of a process that crashed. "failed", "not implemented" and "timed out"
-are <failure>s, "crashed" and "error" are <error>s; each test's verdict, family, kind
-(contract or hardening) and points are also <properties>, and every suite's properties say
-how the run was made (sandbox, inputs, shard). A suite's <system-out> lists what the
-assignment's rules found: a reading of the source, and the calls the worker saw.
-"""
+"""JUnit XML, which CI systems display: one <testsuite> per submission, one <testcase> per test
+with its verdict, family, kind and points, written from the grader's merged verdicts
+(pytest's own --junitxml would lose the tests of a process that crashed)."""
 
 from __future__ import annotations
 

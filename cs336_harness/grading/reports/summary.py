@@ -1,9 +1,6 @@
-"""`summary.csv`: one row per submission: its points in every family (and in the hardening
-entry), how many of its tests got each verdict, how many uses of what the assignment's
-rules forbid its source shows and the points they cost, at how many sites the worker saw it
-call one (`forbidden_call_sites`: evidence, not proof), how many worker processes it took
-(more than one: a crash or a time-out ended one), the sandbox and the environment it ran in
-and the seed its inputs were drawn for ("stored": the stored fixtures)."""
+"""`summary.csv`: one row per submission: its points per family and in the hardening entry,
+how many tests got each verdict, its rules' findings and their cost, how many worker
+processes it took, and the sandbox, environment and seed it was graded with."""
 
 from __future__ import annotations
 

@@ -1,31 +1,5 @@
-"""Control groups: one per grading lane for CPU, one per worker for memory, processes and time.
-
-    cs336-grade-<pid>/            made by the grader, removed when it ends
-      lane-<i>/                   a lane's CPU share: every lane weighs the same
-        judge/                    the lane's judge and its pytest children
-        worker-<n>/               one worker (bwrap and everything under it): memory and
-                                  process limits, the CPU time charged to the submission
-
-Why cgroups: `RLIMIT_DATA` bounds one process's private memory, while a worker's tree can
-hold shared mappings, memfds, System V segments, tmpfs pages and kernel objects (inodes,
-dentries) in other processes and in no process at all. A memory cgroup charges all of them
-to the group that caused them, and its limit stops the whole tree. Equal CPU weights keep a
-submission that starts 30 busy processes to its own lane's share of the machine, and the
-group's CPU counter charges a call with the time of everything the submission ran.
-
-Both layouts are handled: cgroup v1 (one hierarchy per controller: `memory`, `pids`, `cpu`,
-`cpuacct`; this project's development machines) with the groups made under the grader's
-own group in each hierarchy, and cgroup v2 (one unified hierarchy, e.g. GitHub's Ubuntu
-runners), where the groups are made at the hierarchy's root because v2 lets no group with
-processes of its own (the grader's) hand controllers to children. Making them needs write
-access to the hierarchy, which in practice means root; a host without it grades with
-per-process limits and CPU affinity, and `Cgroups.unavailable` says in one line what is then
-not bounded.
-
-This module is plain file I/O on /sys/fs/cgroup, written here rather than taken from a
-library: the few Python cgroup packages are v1-only or systemd-bound, and what is needed is
-a dozen writes.
-"""
+"""Control groups, on cgroup v1 or v2: one per grading lane for CPU, one per worker for memory,
+processes and CPU time (docs/architecture.md, "Control groups")."""
 
 from __future__ import annotations
 

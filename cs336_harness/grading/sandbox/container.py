@@ -1,12 +1,6 @@
-"""The memory of the container the grader runs in, as its own cgroup reports it (read-only).
-
-On Gradescope every submission is graded in a container of its own with a memory limit
-(768 MB by default) that the grader, the judge and the worker share. When that limit is
-too small, the kernel kills one of them: not the submission's fault, and not a score of
-0 it earned. This module reads the limit and how many processes the kernel killed for it,
-so that the grader can say so, with the setting to change. It writes nothing: in a
-container the cgroup file system is read-only (the worker's own groups are `cgroups.py`).
-"""
+"""The memory limit of the container the grader runs in, and how many processes the kernel
+killed under it, read (never written) from its own cgroup, so that such a kill is reported as
+the host's (docs/architecture.md, "Limits and the time charged")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
-"""How the grader starts a Python process: with an import path of its own choosing.
-
-Plain `python -m module` puts its working directory first on the import path, `site` runs
-every `.pth` file and `sitecustomize`/`usercustomize` module it can find, and `PYTHON*`
-variables reshape both. A judge started that way in the temp directory ran any `difflib.py`
-a local user had left there, as the grader's user (root on a grading host), inside the
-process that decides every verdict. So every process the grader starts (the judges, the
-fixture draw, the workers) runs
-
-- with `-P` (Python 3.11+): neither the working directory nor a script's folder joins the
-  import path;
-- with `-S`: no `site`, hence no `.pth` file, no `sitecustomize`, no user site-packages;
-- in an environment built from nothing (`environment`): no `PYTHON*` variable of the
-  grader's reaches it, and its `PYTHONPATH` names only the folders it is given (the trusted
-  bundle, this checkout, or the harness in the sandbox) and the environment's
-  site-packages;
-- in a working directory that the grader made for it and that is private to it.
-"""
+"""How the grader starts a Python process: `-P -S`, an environment built from nothing, and an
+import path of its own choosing (docs/architecture.md, "The interpreter's import path")."""
 
 from __future__ import annotations
 

@@ -1,32 +1,6 @@
-"""What a submission may use while it is graded, and the resource limits that enforce it.
-
-- Time: each adapter call gets `test_timeout` seconds of the CPU time its worker uses,
-  importing the adapters too, and all of a submission's calls together `submission_timeout`
-  (`timekeeping`): a busy host slows a call without using up its limit. What uses no CPU (a
-  sleep, a deadlock) is stopped by wall-clock caps, `call_wall` and `submission_wall`. The
-  judge kills the worker when a limit passes, so no code of the submission (a C loop holding
-  the GIL included) can outlast its time; `RLIMIT_CPU` backs this up. The worker's start-up
-  (Python, torch, the harness: no submission code yet) is charged to nobody, under a
-  wall-clock cap of its own, `BOOT_WALL`.
-- Memory: with cgroups (`cgroups`), one limit of `memory` bytes on everything the worker's
-  processes hold together: private and shared memory, memfds, System V segments, its /tmp's
-  pages and the kernel's objects for them. In each process also `RLIMIT_DATA`, not
-  `RLIMIT_AS`: `import torch` maps ~3.2 GiB of address space (its CUDA build's shared
-  libraries) but only ~0.8 GiB of data; RLIMIT_DATA counts private writable memory (malloc,
-  mmap, tensors) and not library mappings, so an ordinary allocation past the limit fails
-  in the call that made it (MemoryError, or torch's "can't allocate memory") rather than
-  being killed. Without cgroups RLIMIT_DATA is all there is, per process.
-- Output: `RLIMIT_FSIZE` caps every file the worker writes, its log included, and the
-  sandbox's /tmp is a tmpfs of the same size holding at most `files` files and folders.
-  Replies larger than `reply` bytes are refused before they are read.
-- Processes: `processes` tasks (threads count) in the worker's cgroup; `RLIMIT_NPROC` too
-  when the worker has a user id of its own, which it does when the grader runs as root.
-- `RLIMIT_CORE` 0: a crashing submission must not leave a core dump of a 1 GiB process.
-
-Defaults: 30 s per call (the slowest correct call takes 0.6 s of CPU), 600 s per submission
-(Gradescope's default), 4 GiB of memory, 64 MiB per file, 4,096 files in /tmp (a correct
-submission writes a handful: checkpoints in the probes), 256 MiB per reply, 64 processes.
-"""
+"""What a submission may use while it is graded (`Limits`: CPU time under wall-clock caps,
+memory, output, processes) and the rlimits that enforce it in the worker
+(docs/architecture.md, "Limits and the time charged")."""
 
 from __future__ import annotations
 

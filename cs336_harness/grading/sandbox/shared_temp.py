@@ -1,15 +1,6 @@
-"""What a user-tier worker holds in the host's shared temp folders: bounded, then removed.
-
-Without a mount namespace the worker can write where every user can: /tmp, /var/tmp,
-/dev/shm and /run/lock. `Watch` bounds what its user id holds there and in its home together
-(`--output-limit` bytes and `Limits.files` entries, as bubblewrap's private /tmp is
-bounded), and `remove_owned` removes everything of that user id once its worker has ended.
-
-Both walk only what the user id could have written: its own entries, whole, and the folders
-of others that it may write in (world-writable ones, as /tmp/.X11-unix). Every step is
-relative to an open folder and follows no link, so a name swapped for a link during the walk
-leads nowhere; the worker's processes have all ended before anything is removed.
-"""
+"""What a user-tier worker holds in its home and the host's shared temp folders (/tmp,
+/var/tmp, /dev/shm, /run/lock): bounded while it runs (`Watch`), removed when it ends
+(`remove_owned`), walked through no link (docs/architecture.md, "The sandbox's tiers")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The user tier's seccomp filter: no socket but a Unix one, and no io_uring, for the worker.
-
-Without a network namespace the worker shares the container's network; a seccomp filter,
-which needs no privilege once `no_new_privs` is set, refuses what would reach it: `socket()`
-of any family but AF_UNIX (the internet, netlink, packet, vsock, ...) fails with EACCES,
-and io_uring, which can open sockets past the filter, with ENOSYS. multiprocessing's pipes
-and Unix sockets still work. The filter is compiled by libseccomp (which also handles the
-other ABIs a process can call in: their calls kill it), through ctypes: its own Python
-bindings are built from its source tree and packaged by distributions for their system
-Python only, not for the environment the grader runs in. The compiled program is installed
-in the worker's forked child before exec with two `prctl` calls and nothing else, as code
-there must be (no allocation after a fork of a threaded process).
-"""
+"""The user tier's seccomp filter, compiled by libseccomp through ctypes: no socket but a Unix
+one, and no io_uring, for the worker (docs/architecture.md, "The user tier's seccomp filter")."""
 
 from __future__ import annotations
 

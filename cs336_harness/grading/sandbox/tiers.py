@@ -1,29 +1,6 @@
-"""The sandbox the worker runs in: bubblewrap, an unprivileged user, and resource limits.
-
-The worker (`worker.py`) is the only process that runs a submission's code. It is started
-in `bwrap` (Debian's `bubblewrap`) with
-
-- its own mount namespace holding only: the system's /usr (and the /bin, /lib links into
-  it), the Python installation and its site-packages, read-only; the harness's worker
-  code at /harness and the submission's copy at /submission, read-only; a private tmpfs at
-  /tmp (its HOME and working directory), as large as the output limit; /proc and /dev.
-  No fixtures, oracle, rubric, reports or other submissions exist in it;
-- its own PID, network (loopback only, its own), IPC, UTS and cgroup namespaces, a session
-  of its own, and death with its parent: every process it starts ends with it;
-- an unprivileged user: when the grader runs as root, the worker drops to a user id of its
-  own (drawn for each grading, `draw_uid`) with no capabilities and
-  `no_new_privs` (util-linux's `setpriv`); otherwise bwrap maps the grader's own user into a
-  user namespace;
-- the resource limits of `limits.Limits` (data memory, file size, CPU time, processes);
-  with cgroups (`cgroups.py`) a group of its own bounding the memory and processes of its
-  whole tree, and counting its CPU time; as root, a /tmp bounded in files as well as bytes
-  (a tmpfs mounted with `nr_inodes` in a mount namespace of its own, gone with the worker).
-
-Where namespaces are refused (a Docker container with its default capabilities, as on
-Gradescope) and the grader runs as root, the second tier takes over: the same user id of its
-own, without namespaces (`user_tier`). `--no-sandbox` starts the worker as a plain child
-process with the same limits, for hosts with neither; every report names the tier.
-"""
+"""The sandbox the worker runs in: its tiers (bubblewrap, a user of its own, none), `choose`
+taking the strongest the host allows, `check_sandbox` trying it once, and `Sandbox` starting
+a worker in it (docs/architecture.md, "The sandbox's tiers")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The time charged to a submission: the CPU time of its own work, with wall-clock caps.
-
-A call's limit (`--test-timeout`) is measured on the CPU time the worker's processes use,
-so a host that is busy (a neighbour's 30 processes, more lanes than cores) slows a call's
-wall-clock time but does not use up its limit. What uses no CPU (a sleep, a deadlock, a
-wait on a pipe) is stopped by a wall-clock cap, `Limits.call_wall`, generous enough that load
-alone does not reach it; the submission's total (`--submission-timeout`) adds up the CPU
-time of its calls, under a cap of its own, `Limits.submission_wall`.
-
-The CPU time comes from the worker's cgroup where there is one (every process it ever ran,
-reaped ones included); otherwise from /proc, adding up the process tree below the worker
-(each process's own time and that of the children it reaped).
-"""
+"""The time charged to a submission: the CPU time its worker's processes use, read from its
+cgroup or /proc, under wall-clock caps (docs/architecture.md, "Limits and the time charged")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The sandbox's second tier: a user of its own, where namespaces are refused (a Docker
-container with its default capabilities, as Gradescope's): a user id per grading, a home
-only it can enter, a copy of its submission only its group can read, the public harness in
-a shared folder (`SharedFolder`), a check that it can read nothing it must not (`check`), and a
-sweep of every process of its user id when it ends. docs/grading.md, "Tiers", lists what
-this tier stops and what it does not.
-"""
+"""The sandbox's second tier, a user id of its own where namespaces are refused: its folders
+(`SharedFolder`), the check that it can read nothing it must not (`check`), and the sweep of
+its processes when it ends (docs/architecture.md, "The sandbox's tiers")."""
 
 from __future__ import annotations
 

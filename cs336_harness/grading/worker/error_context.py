@@ -1,11 +1,6 @@
-"""What the grading environment adds to the message of an error a submission raised.
-
-Some errors say more about where the code runs than about the code: a file system that is
-read-only outside the sandbox's scratch space, a Python or a torch older or newer than the
-student's, a file system whose names are case-sensitive where a laptop's are not. The
-worker appends one note in parentheses to such an error's message (`note`), so that the
-student reads the cause beside the error, not a riddle that passes on their machine.
-"""
+"""The note the worker appends to an error a submission raised where the grading environment
+explains it: a read-only file system, another Python or torch, case-sensitive file names
+(docs/architecture.md, "The worker")."""
 
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
-"""The worker: the one process that runs a submission's code, inside the sandbox.
-
-`python -P -S -m cs336_harness.grading.worker.process ADAPTERS_PY POLICY_JSON`, started by the judge
-(`remote.RemoteAdapters`) with the protocol on its stdin and stdout. It says it has booted
-(torch imported, no submission code run yet), imports the submission's adapters, says
-whether that worked, then answers one request at a time until its stdin closes: a `run_*`
-call (with the names of the tensor arguments it changed in place, `inputs_unchanged`), or a
-probe of the adapters (`cs336_harness.probes`). The import and every request run under a
-`rules.runtime.Watcher` for the assignment's rules (`POLICY_JSON`, the rubric's
-`rules.policy.Policy`), and every reply after "booted" says what it saw (`"called"`).
-
-The submission runs as on a student's machine, as far as the sandbox allows: from a
-writable copy of itself (`working_copy`, its working directory), with an `os.cpu_count()`
-that tells its lane's CPUs (`count_cpus`), with stand-ins for third-party modules the
-environment lacks (`stand_ins`); an error the environment explains says so
-(`error_context`).
-
-Nothing here is trusted: the submission can replace any of it once imported. That is
-fine, because the judge believes nothing the worker says beyond "this is the value I
-returned", and checks even that (`protocol.decode`).
-"""
+"""The worker, `python -P -S -m cs336_harness.grading.worker.process ADAPTERS_PY POLICY_JSON`:
+the one process that runs a submission's code, in the sandbox. It boots, imports the adapters
+from a writable copy of the submission, then answers one call or probe at a time under the
+rules' watcher (docs/architecture.md, "The worker")."""
 
 from __future__ import annotations
 

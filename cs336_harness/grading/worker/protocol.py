@@ -1,24 +1,6 @@
-"""The wire format between the judge (trusted) and the worker (the submission's process).
-
-Every message is one frame: an 8-byte little-endian length, then a safetensors file whose
-tensors are the message's tensors and whose `__metadata__["message"]` is a JSON document
-with every tensor replaced by `{"__tensor__": name}`. safetensors is the format because it
-is plain data: loading it runs no code (unlike pickle), and its loader checks that every
-tensor's declared dtype and shape match the bytes that follow, so what the judge gets back
-is a real, dense, plain `torch.Tensor` whatever the worker did.
-
-Requests (judge → worker):  {"call": "run_rope", "kwargs": {...}}
-                            {"probe": "adamw_trajectory", "kwargs": {...}}
-Replies  (worker → judge):  {"booted": true}                  torch imported, nothing else yet
-                            {"ready": true} | {"import_error": "..."}   after the adapters
-                            {"value": ...}                    the adapter's return value
-                            {"raised": "ValueError", "message": "..."}
-                            {"not_implemented": "run_rope"}   missing, or its body raised
-                            {"not_implemented": "run_rope", "where": "..."}   raised below it
-                            {"unsendable": "list of Module"}  a value with no wire form
-Every reply after "booted" also says what the submission was seen calling that the
-assignment's rules forbid (`rules.runtime`): "called": [[name, path, line, count], ...].
-"""
+"""The wire format between the judge and the worker: safetensors frames (`encode`, `decode`),
+written and read within bounds (docs/architecture.md, "The protocol's frames" and "The wire:
+safetensors frames")."""
 
 from __future__ import annotations
 

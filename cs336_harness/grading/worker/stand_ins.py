@@ -1,24 +1,6 @@
-"""Stand-ins, in the worker, for third-party modules the grading environment lacks.
-
-A student's package often imports something no graded test needs: `import pynvml` in a
-GPU-monitoring helper, `omegaconf` in a training script. Without this, that one line fails
-the import of the adapters and so every test, for code that upstream's own tests (run in
-the student's environment) pass. So in the worker an import that no finder can satisfy,
-made by the submission's own code (or by a library's module-level `__getattr__` that a
-submission's `from library import name` ran: jaxtyping's `Array` imports jax), and not
-inside a `try` that handles ImportError (whose fallback is the code's own answer), gets a
-stand-in module: importing it, reading its attributes, subscripting them and subclassing
-them (`class Cfg(DictConfig)`) all work;
-using anything it holds (calling, instantiating, iterating, testing its truth) raises
-`AbsentModuleError`, a ModuleNotFoundError naming the module, the file and line of the
-submission that imported it, and what the environment offers. Only the tests whose code
-reaches it fail, each saying why. The grader lists each submission's absent imports from
-its source (`cs336_harness.grading.intake.absent_imports`), so the report does not rest on the
-worker's word.
-
-Runs in the worker only (`install`): locally a student's own environment has their
-packages, and an absent one should fail as Python fails.
-"""
+"""Stand-ins, in the worker, for third-party modules the grading environment lacks: importing
+one works, using what it holds raises `AbsentModuleError`, so only the tests whose code
+reaches it fail (docs/architecture.md, "Stand-ins for absent modules")."""
 
 from __future__ import annotations
 

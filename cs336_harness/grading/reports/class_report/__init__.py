@@ -1,18 +1,7 @@
-"""The class report: what a graded class got wrong, for course staff.
-
-`report.html` is one page that opens offline (styles and figures inline, no script): the
-score distribution, each family's pass rate and points, per family the named mistakes
-ranked by how many submissions made them (with the catalog's cause and fix) and the other
-failures grouped by error shape, what else staff act on, the run, and a section per
-submission. `report.md` is its summary for a CI job's page. Every class run writes both,
-and so does `cs336-grade report DIR` from a finished run's `grading.json`.
-
-- `failure_text`: the line the report quotes of a failure, which never holds an expected
-  output, and the catalog's words;
-- `findings`: the class's findings, as data;
-- `figures`: matplotlib's SVG of them;
-- `page` and `summary_md`: the two files.
-"""
+"""The class report, for course staff: `report.html`, one page that opens offline, and its
+summary `report.md`, written by every class run and by `cs336-grade report DIR`. Its parts:
+`findings` (the data), `failure_text` (what is quoted of a failure), `figures`, `page` and
+`summary_md` (docs/grading.md, "The class report")."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
 """What the class report quotes of one failed test: one line that never holds an expected
-output, the known mistake it names (its cause and its fix, in the catalog's words), and the
-group it falls in where no mistake is named.
-
-A failure's full text can quote the oracle's values: torch.testing's "Expected 5.94 but got
-0.19" in its details, the error shape of a single value ("the output is 0.19 where 5.94 is
-expected"), the tokenizer's and BPE's "expected [...]" and "the oracle's is ...". So the
-report builds its line from the parts that cannot (docs/grading.md, "The class report"):
-
-- a named mistake: the diagnosis's own line, `likely cause: <the catalog's message>`;
-- an error shape: its line, but for the kinds that quote the expected's values (`value`,
-  `generic`), which are named by a fixed description instead;
-- the submission's own exception, or a verdict the grader wrote (not implemented, timed
-  out, crashed, error): the message as recorded;
-- any other failure a test wrote: its message cut before the first words that introduce
-  the oracle's side ("expected", "the oracle's", "the nucleus").
-"""
+output, the known mistake it names (its cause and fix, in the catalog's words), and the group
+it falls in where none is named (docs/grading.md, "No expected output on the page")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The class report's figures, drawn by matplotlib as SVG text to put inline in the page.
-
-Each is drawn on a `Figure` of its own (not pyplot: no global state, no GUI backend), with
-its text kept as text (`svg.fonttype: none`: smaller, and it takes the page's font) and no
-date or random ids in the file (`svg.hashsalt`, `metadata`), so one class draws the same
-bytes every time. Labels are the rubric's family titles and the catalog's mistake ids,
-drawn with mathtext off: a `$` in a title is a dollar sign.
-"""
+"""The class report's figures, drawn by matplotlib as SVG text to put inline in the page: each
+on a `Figure` of its own, the same bytes every time, its labels drawn with mathtext off (a
+`$` in a title is a dollar sign)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""`report.html`: the class's findings as one page that opens offline, from a Jinja2 template.
-
-Jinja2 escapes every value the template prints (autoescape), so a submission's name or
-message is text wherever it lands, an attribute included; the only markup let through
-unescaped is what this module marks so: the figures, which matplotlib drew from numbers,
-the rubric's titles and the catalog's ids (and escaped itself). The page runs no script,
-and its Content-Security-Policy forbids any: were something to slip through unescaped, the
-browser would still refuse to run it.
-"""
+"""`report.html`: the class's findings as one page that opens offline, from a Jinja2 template
+that escapes every value it prints; only the figures, the rubric's titles and the catalog's
+ids are marked safe, and its Content-Security-Policy runs no script."""
 
 from __future__ import annotations
 

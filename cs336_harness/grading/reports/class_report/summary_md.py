@@ -1,13 +1,7 @@
-"""`report.md`: the class report in brief, for a CI job's summary page (GitHub Actions'
-`$GITHUB_STEP_SUMMARY`, which takes 1 MiB): the scores, each family's pass rate, the named
-mistakes made most, and how many submissions need staff's attention, with a pointer to
-`report.html` for who and why.
-
-It names no submission and quotes nothing a submission wrote: a CI summary is read by
-everyone who can see the repository's runs, and submissions are named after students. Its
-text (the rubric's titles, the catalog's words) is still escaped for Markdown, where `|`
-would end a table cell and `<` open HTML.
-"""
+"""`report.md`: the class report in brief, for a CI job's summary page: the scores, the pass
+rates, the mistakes made most and how many submissions need staff. It names no submission
+and quotes nothing one wrote (everyone who sees the repository's runs reads it), and escapes
+its text for Markdown."""
 
 from __future__ import annotations
 
