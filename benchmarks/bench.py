@@ -1,35 +1,9 @@
 """Speed and memory targets, checked by `make bench` (not by timed tests, which flake).
 
-1. Forward pass of the bundled `TransformerLM` against the fused-op implementation in
-   `tests/evidence/fused.py` on the same weights: time (torch.utils.benchmark) and peak
-   resident memory (each measured in a fresh process, so one does not inherit the other's
-   peak). On the CPU, or on the device `BENCH_DEVICE` names (`BENCH_DEVICE=cuda make
-   bench`): the same weights and ids, moved there, and the peak is then CUDA's allocated
-   memory where the device is a GPU. The training-step rows (5.) run there too; every other
-   row runs on the CPU.
-2. Start-up where people wait: one family (`pytest -k rope`,
-   `pytest tests/families/test_rope.py`) and
-   the everyday suite against `python -c "import torch"`, each with bytecode caching on (a
-   laptop) and off (`PYTHONDONTWRITEBYTECODE=1` and no `__pycache__` of this repository, as
-   in many containers; the environment keeps the bytecode its install compiled).
-3. The grader's cost per submission: `cs336-grade -j 2` on copies of the bundled
-   implementation, each graded in the sandbox (no sandbox: `--no-sandbox` is measured),
-   wall time divided by the number of copies.
-4. Drawing a grading run's fresh inputs: the fixture generator for one seed, once per run
-   and shared by every submission, as `cs336-grade` runs it (a process of its own, torch's
-   import included).
-5. A training step (forward, cross-entropy, backward, AdamW step) of the bundled model
-   against the torch-native one of `benchmarks/native_lm.py` (fused attention and norms,
-   `F.cross_entropy`, `torch.optim.AdamW(foreach=True)`) on the same weights and batch:
-   tokens per second, and the peak memory the steps add to the process (each measured in
-   a fresh process).
-6. BPE training and encoding throughput (MB/s) against Hugging Face `tokenizers` on the same
-   corpus and vocabulary size (`benchmarks/bpe_speed.py`).
-7. The class report of 600 submissions, made up without grading (`tests/grading/large_class.py`):
-   the seconds to write report.html and report.md (Matplotlib's and Jinja2's imports
-   included, as a grading run pays them) and report.html's size.
-
-Exits 1 when a target is missed.
+The forward pass and a training step against fused and torch-native models, start-up, the
+grader's cost per submission, a run's fresh inputs, BPE against Hugging Face `tokenizers`
+and the class report of 600; exits 1 when a target is missed (what each row measures:
+docs/maintaining.md, "Development").
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""A trained BPE model as one integer array, so that the diagnosis can compare it exactly.
-
-The diagnosis compares arrays (`diagnosis/diagnose.py`); BPE training returns a vocabulary and
-a list of merges. Its *fingerprint* is both, as byte values with negative separators:
-
-    a₀ bytes, -1, b₀ bytes, -2, a₁ bytes, -1, b₁ bytes, -2, ...   the merges, in order
-    -3                                                             then
-    t₀ bytes, -1, t₁ bytes, -1, ...                                the tokens, sorted
-
-The tokens are sorted, not taken in id order: the contract lets special tokens take the top
-ids (`tests/evidence/upstream_style`), and which ids a model gives its tokens is a test of its
-own, so the fingerprint of a model that differs from the oracle's by its ids alone is the
-oracle's. Its length is the model's own: two models of different sizes have fingerprints of
-different shapes, which never match.
-
-NumPy only: the grader's judge, which never imports torch, reads a case's fingerprint.
-"""
+"""A trained BPE model as one integer array, which the diagnosis compares exactly (NumPy only,
+for the judge): the merges in order (a bytes, -1, b bytes, -2, ...), -3, then the tokens
+sorted (t bytes, -1, ...). Why sorted: docs/checking.md, "Diagnosis: the likely cause of a
+wrong output"."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Every test family in one place: its name, title and default points, its tolerances (from
-`tolerances`, where each is reasoned), the families it is built from, its part of the
-assignment and its test module. The plugin, the rubric, the diagnosis, the fixture
-generator and the sweep all read it; adding a family starts here (docs/architecture.md,
-"Adding a family")."""
+"""Every test family in one place: its name, title, points, tolerances, what it is built from,
+its part of the assignment and its test module. Adding a family starts here
+(docs/architecture.md, "Adding a family")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The public helpers of the upstream handout's `tests/common.py`, for submissions that use them.
-
-Upstream ships `tests/common.py` beside its tests, and students' adapters and tokenizers
-import from it (`from tests.common import gpt2_bytes_to_unicode`, `from .common import
-FIXTURES_PATH`). This module holds the helpers themselves, inside the harness so that the
-grader's sandboxed worker, which sees only `cs336_harness`, can serve them as `tests.common`
-to a submission that ships no copy (`submission_imports`); this repository's and the
-handout's `tests/common.py` re-export them.
-"""
+"""The upstream handout's `tests/common.py` helpers, inside the harness so that the worker can
+serve them to a submission that ships none (`submission_imports`)."""
 
 from __future__ import annotations
 

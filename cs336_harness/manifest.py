@@ -1,8 +1,5 @@
-"""SHA-256 manifest of the fixture directory, in `sha256sum` format (`sha256sum -c` reads it).
-
-The test session refuses to run on fixtures that differ from their manifest: a test that
-compares against an edited expected output proves nothing.
-"""
+"""SHA-256 manifest of the fixture directory, in `sha256sum` format, which every test session
+checks first (docs/maintaining.md, "Fixtures and the oracle")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Each family's tolerances, with the float32 error analysis and the measurements behind them.
-
-Tolerances: |actual − expected| ≤ atol + rtol·|expected| elementwise. `expected` is the
-float64 oracle's output; every fixture is scaled so outputs are O(1) (at most ~6 in
-magnitude, silu's ±90 aside), so atol and rtol are of one size. float32's unit roundoff is
-u = 2⁻²⁴ ≈ 6e-8. Each bound below is about ten times the largest error measured for two
-correct float32 implementations written in different styles (`tests/adapters.py`,
-from-scratch; `tests/evidence/fused.py`, fused PyTorch ops) and the float32 error analysis
-of the operation, and far below the error of every deliberately wrong module in
-`tests/evidence/wrong/` (the meta-test checks both sides). Measured with `make margins`.
-"""
+"""Each family's tolerances, with the float32 error analysis and the measurements behind each
+(the rule and how they were set: docs/maintaining.md, "Tolerances and the meta-test")."""
 
 from __future__ import annotations
 

@@ -1,32 +1,5 @@
-"""Text from a submission, made safe to write and to show.
-
-Every string a submission can shape (its exceptions' messages, what it prints, its
-directory's name, the names of its files) goes through `clean` where it enters the
-grader, before any report or the terminal sees it. `clean` replaces with a visible
-escape, as Python's `repr` writes it (`\\x1b`, `\\u202e`, `\\udcff`), every code point of
-these kinds:
-
-- C0 controls (U+0000-U+001F), DEL and the C1 controls (U+0080-U+009F): terminals act on
-  them (ESC, and the C1 CSI U+009B and OSC U+009D, start sequences that clear the screen,
-  move the cursor or retitle the window; CR returns to the start of the line, so a line
-  can overwrite itself), and XML 1.0 forbids the C0 ones but tab, newline and CR. Tab and
-  newline stay in multi-line text (details, output) and are escaped in one-line text
-  (names, messages); CR is escaped in both.
-- surrogates (U+D800-U+DFFF): a lone one (a file name in invalid UTF-8, decoded with
-  `surrogateescape`; a JSON `"\\udcff"`) cannot be encoded: writing it to the terminal
-  raises, and XML has no character for it, not even as a reference.
-- U+FFFE and U+FFFF, which XML 1.0 also forbids.
-- the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069):
-  they reorder how the text around them is displayed ("Trojan Source"), so a message
-  could show something other than what it says.
-- the line and paragraph separators (U+2028, U+2029): line breaks to some readers and
-  not to others, so one line could show as two.
-
-The one non-obvious choice: a backslash is kept as it is, so that text already cleaned is
-left unchanged by `clean` (a length within the limit, and nothing to escape). The price is
-that a submission's own four characters `\\x1b` read like an escaped ESC; both are
-harmless text.
-"""
+"""Text from a submission, made safe to write and to show: `clean` escapes what a terminal or
+XML would act on or refuse (docs/grading.md, "Grading submissions")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The one way shipped code reaches the withheld folders: by name, and only where they exist.
-
-A staff checkout has `cs336_staff/`: diagnoses come from the live catalog of known mistakes
-and the grader draws fresh inputs with the generator. A student handout and the grader's
-bundle have neither, and read the table of the mistakes' outputs written beforehand. Every
-other shipped module is held to no import of a withheld one (`tests/harness/test_layout.py`),
-so a handout cannot depend on what it lacks by accident.
-"""
+"""The one way shipped code reaches the withheld folders (`cs336_staff/`: the catalog, the
+fixture generator): by name, and only where they exist (neither the handout nor the grader's
+bundle has them)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
-"""Train the bundled :class:`TransformerLM` on a text corpus: ``cs336-train --config FILE``.
-
-Text becomes ids byte by byte (vocab 256), or with a BPE tokenizer made by
-``cs336-train-bpe`` when the config has a ``[tokenizer]`` table. The run trains with AdamW,
-the cosine schedule with warm-up and gradient clipping, evaluates on a held-out tail of the
-corpus, checkpoints periodically, resumes from the latest checkpoint, and ends with a loss
-curve (CSV and PNG) and a sample. One concept per module:
-
-- `config`: :class:`TrainConfig`, read from TOML, and its ``[tokenizer]`` table;
-- `codecs`: bytes or a BPE tokenizer, what turns text into ids and back;
-- `corpus`: the corpus encoded as ids, and its split into training and validation;
-- `checkpoint_files`: where a run's checkpoints go, and the latest of them;
-- `loss_curve`: the loss curve's CSV and PNG;
-- `loop`: the training loop and the evaluation (the choice that makes a resumed run bit for
-  bit the uninterrupted one is explained there);
-- `sampling`: a sample from the trained model;
-- `cli`: the ``cs336-train`` command.
-"""
+"""Train the bundled :class:`TransformerLM` on a text corpus: ``cs336-train --config FILE``
+(docs/model.md, "Training a model"). One module per concept: `config` (the TOML config and
+its ``[tokenizer]`` table), `codecs` (text to ids: bytes or BPE), `corpus` (the ids, split
+for validation), `checkpoint_files` (where checkpoints go, the latest), `loss_curve` (CSV
+and PNG), `loop` (training and evaluation; why a resumed run is bit for bit the
+uninterrupted one), `sampling`, and `cli`, the command."""
 
 from cs336_basics.training.checkpoint_files import (
     checkpoint_path,

@@ -1,17 +1,6 @@
-"""Whether an adapter handed its tensors back as it got them.
-
-A component that writes into its input (`x.sub_(x.max())` in a softmax, `x /= rms` in a
-norm) can return the right output, yet the caller's tensor is gone: the residual stream a
-block adds back, or the logits a loss is taken of twice. Every `run_*` call is therefore
-checked: the tensors among its arguments (in lists and dicts too) are fingerprinted before
-the call and compared after it, locally by `adapter_loader.Adapters` and under the grader
-in the worker, which reports the names of the changed arguments to the judge.
-
-In the worker the check runs beside the submission, which may have replaced PyTorch's
-functions by then (`torch.equal`, `Tensor.__eq__`, ...): the fingerprint uses only the
-tensor methods captured here, at import, before any submission code runs, and compares
-Python bytes.
-"""
+"""Whether an adapter handed its tensors back as it got them: fingerprints of a call's tensor
+arguments, taken with tensor methods captured at import, before any submission code runs
+(docs/maintaining.md, "Inputs handed back unchanged")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Find the adapters module under test and call into it without tracebacks from the harness.
-
-The tests never import an adapters module themselves: they receive an `Adapters` object
-whose `run_*` attributes forward to whichever module `--adapters` / `CS336_ADAPTERS` names.
-A missing function or a `NotImplementedError` fails only the tests that need that function,
-each with the one line `not implemented: run_rope` (and where it was raised, when that was
-below the adapter: `not_implemented`). A call that changes a tensor it was given
-fails, naming it (`inputs_unchanged`). A module that cannot be found or imported
-is a usage error: `Adapters(spec)` raises `UnimportableAdapters` with one line naming it.
-"""
+"""The adapters module under test, found and called: an `Adapters` object whose `run_*`
+attributes forward to the module `--adapters` names, each failure in one line
+(docs/checking.md, "Checking your own implementation")."""
 
 from __future__ import annotations
 
@@ -166,7 +159,7 @@ class Adapters:
         return call
 
     def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
-        """Run the probe `name` (`cs336_harness.probes`) against the module, here."""
+        """Run the probe `name` (`cs336_harness.adapters.probes`) against the module, here."""
         __tracebackhide__ = True
         self._activate()
         try:

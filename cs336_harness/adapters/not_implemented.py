@@ -1,26 +1,6 @@
-"""The one line a test fails with when a `NotImplementedError` reaches its adapter.
-
-A missing adapter, or one whose own body raises, reads `not implemented: run_rope`. One
-raised further down (a helper not written yet, a stub the adapter calls, torch's `forward`
-of a module that defines none) also says where, since the adapter itself may be finished
-(each is one line, wrapped here):
-
-    not implemented: run_rmsnorm → `RMSNorm.forward` in cs336_basics/rmsnorm.py:31 raised
-    NotImplementedError
-
-    not implemented: run_silu → `_forward_unimplemented` in torch raised
-    NotImplementedError, called from `run_silu` in tests/adapters.py:88
-
-Either way the test's status is "not implemented", not "failed": whatever raised it, the
-code says it is unfinished. That covers the student handout, whose `cs336_basics` is all
-stubs: a student who has not started (its `tests/adapters.py` is stubs too) gets the plain
-line, and one who has wired an adapter to a stub gets the stub's name, which is the next
-function to write. Paths are relative to the submission (the folder holding its `tests/`),
-as the sandbox's `/submission/...` means nothing to a student.
-
-Under the grader the location is worked out in the worker, beside the submission's code,
-so the judge treats it as the submission's text: `message` cuts and cleans it.
-"""
+"""The one line a test fails with when a `NotImplementedError` reaches its adapter: `not
+implemented: run_rope`, and where it was raised when that was below the adapter, relative to
+the submission (docs/checking.md, "Checking your own implementation")."""
 
 from __future__ import annotations
 
@@ -77,7 +57,7 @@ def _place(frame: FrameType, lineno: int, root: Path | None) -> str:
 def where_raised(error: BaseException, module: ModuleType, adapters: Iterable[str]) -> str | None:
     """Where `error`, caught around a call of the adapters named `adapters` of `module`, was
     raised, as the text after the arrow above; None where the plain line says it all: an
-    adapter's own body raised it, or the harness (a missing adapter, `probes.adapter`)."""
+    adapter's own body raised it, or the harness (a missing adapter, `probes.registry.adapter`)."""
     # Under the grader this runs among the submission's objects (its module's __getattr__,
     # a function without code): none of them may turn a "not implemented" into a crash.
     with contextlib.suppress(Exception):

@@ -1,36 +1,6 @@
-"""Imports of a submission's code resolve to the submission's checkout, whenever they happen.
-
-A checkout is the folder holding `tests/adapters.py`. Upstream runs its tests from there,
-so its adapters and everything they import, at the top or inside a `run_*` function, find
-the checkout's own `cs336_basics`, its other top-level modules and packages, and its
-`tests` package (`from .common import ...`, `from tests.common import ...`). Here the
-adapters are loaded from elsewhere: locally from this repository or the handout, whose own
-`cs336_basics` (the reference, or stubs) and `tests` come first on `sys.path` once pytest
-has collected anything; in the grader's worker from `/submission`. A `SubmissionFinder`
-first on `sys.meta_path` makes every such import the checkout's:
-
-- the top-level names the checkout holds (`cs336_basics` always; other `*.py` modules and
-  folders with an `__init__.py`, unless Python or the environment provides the name, or it
-  is the harness's own) are found in the checkout only, and those it holds but does not
-  own are found everywhere but there. Submodules follow their package's `__path__`;
-- `tests.<name>` is the checkout's `tests/<name>`. Where the harness's own `tests` package
-  is already imported (a local run), its test folders and `conftest` stay the harness's;
-  otherwise (the worker) `tests` itself is the checkout's;
-- `tests.common`, where the checkout has none (a submission of `cs336_basics/` and
-  `tests/adapters.py` alone), is upstream's helpers (`handout_common`).
-
-Processes the submission starts itself by `spawn` or `forkserver` (a `Pool` for BPE's
-pre-tokenisation) import by `sys.path` alone, without this finder: the checkout is also
-first on `sys.path`, put back there before every call (`SubmissionFinder.activate`), since
-pytest puts the repository's root in front again as it collects the tests.
-
-The finder asks the other finders to look in the checkout and takes only a spec found
-there, so an import hook ahead of the path finder (jaxtyping's, `--typecheck`) still
-instruments the checkout's modules, while an editable install's finder, which ignores the
-path it is given, cannot substitute this repository's package. Modules of those names
-already imported from elsewhere are dropped from `sys.modules` when the finder is
-installed, so that the next import finds the checkout's.
-"""
+"""Imports of a submission's code resolve to the submission's checkout, whenever they happen:
+a `SubmissionFinder` first on `sys.meta_path` (docs/maintaining.md, "A submission's
+imports")."""
 
 from __future__ import annotations
 
@@ -128,7 +98,8 @@ class _HandoutCommon(importlib.abc.Loader):
 
 
 class SubmissionFinder(importlib.abc.MetaPathFinder):
-    """Finds the checkout's modules for the names it holds (module docstring)."""
+    """Finds the checkout's modules for the names it holds (docs/maintaining.md, "A submission's
+    imports")."""
 
     def __init__(self, root: Path):
         self.root = root.resolve()

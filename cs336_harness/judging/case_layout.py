@@ -1,15 +1,5 @@
-"""Where a fixture directory keeps each case, whatever array library reads the files.
-
-`cases.json` maps each test family to its cases: an id, the scalar arguments (`params`) and
-a one-line description. `<family>.safetensors` holds each case's tensors under
-`<case id>/<name>`: the inputs, `expected` (the oracle's output) and, for modules,
-`weights.<parameter name>`. A case whose params name `weights_file` takes its weights from
-that shared file instead (the reference model), optionally under `weights_prefix`.
-
-`cs336_harness.judging.cases` reads cases as torch tensors for the tests; the grader's judge, which
-never imports torch, reads them as NumPy arrays (`cs336_harness.judging.diagnosis.numpy_cases`).
-Both find the tensors here.
-"""
+"""Where a fixture directory keeps each case, whatever array library reads the files
+(docs/maintaining.md, "Fixtures and the oracle")."""
 
 from __future__ import annotations
 

@@ -1,30 +1,5 @@
-"""The pytest side of the harness: which adapters, which fixtures, and what each test checks.
-
-- `--adapters` / `CS336_ADAPTERS`: the adapters module under test (default `tests/adapters.py`).
-- `--fixtures-dir` / `CS336_FIXTURES`: the fixture directory (default `tests/fixtures`); the
-  session stops before collecting anything if a file there departs from its SHA-256 manifest.
-- `--typecheck` / `CS336_TYPECHECK=1`: every call into `cs336_basics` checks its jaxtyping
-  annotations (`cs336_harness.judging.typecheck`).
-- `--device` (default `cpu`): the torch device the cases' inputs and weights are put on
-  (`Case.to`, where the family's `case_on_device` says so), and the one tests without such
-  tensors hand to adapters that take a device (the `device` fixture). Outputs are compared
-  on the CPU, wherever they come back.
-- `@pytest.mark.family("rope")` on a test with a `case` argument parametrises it over that
-  family's cases in `cases.json`; the family and a "not implemented" status are recorded in
-  each test's `user_properties`, which JUnit XML reads. `family("rope", cases="backward")`
-  takes the family's backward cases instead (params `"backward": true`: a gradient
-  projection and the expected input gradients, no output), which the other tests skip.
-- `@pytest.mark.hardening("why")` on a test, or a `"hardening"` entry on a case in
-  `cases.json`, marks behaviour this project chose where the upstream assignment is silent:
-  tested as everything else, but graded apart (see "Contract and hardening" in
-  docs/grading.md). A failing one says so in its message's first line.
-- `@pytest.mark.trivial("why")` on a test, or a `"trivial"` entry on a case, marks a check
-  that an implementation computing nothing also passes (an optimizer that never moves
-  resumes exactly): the grader credits it only beside a test of its family that tells them
-  apart ("No credit for doing nothing" in docs/grading.md).
-- The `pytest_cs336_adapters` hook lets a plugin hand the tests another adapters object:
-  the grader's judge gives them one whose calls run in a sandboxed worker process.
-"""
+"""The pytest side of the harness: which adapters, which fixtures, and what each test checks
+(its options, markers and hook: docs/maintaining.md, "The pytest plugin")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""`pytest --rules`: the assignment's rules checked on your own code, as the grader checks them.
-
-The static scan (`static_scan`) reads the implementation under test, the folder holding
-`tests/adapters.py` (`--adapters`), and the watcher (`runtime`) sees what it calls while
-the tests run. The session ends with one section listing each forbidden use with its file
-and line, then each forbidden call with the family of the tests that made it, or saying
-there is none. Nothing fails because of it: a course decides in its rubric what a use
-costs.
-"""
+"""`pytest --rules`: the assignment's rules checked on your own code, as the grader checks them
+(docs/checking.md, "The assignment's rules: `--rules`")."""
 
 from __future__ import annotations
 

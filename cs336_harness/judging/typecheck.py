@@ -1,11 +1,5 @@
-"""`--typecheck`: runtime shape checking of the package under test, the ecosystem's way.
-
-jaxtyping's import hook decorates every function and class of `cs336_basics` imported while
-it is installed with `@jaxtyped(typechecker=...)`, here beartype: each call then checks its
-arguments and return value against their annotations (jaxtyping's dtypes and named axes,
-consistent across the arguments of one call, and plain hints), and a mismatch raises
-`jaxtyping.TypeCheckError` at that call, naming the parameter and the annotation it broke.
-"""
+"""`--typecheck`: jaxtyping's import hook, with beartype, checks every call into
+`cs336_basics` against its annotations (docs/checking.md, "Runtime shape checking")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Which of PyTorch's definitions a submission may use.
-
-CS336's first assignment asks for every component to be written from scratch: nothing from
-`torch.nn`, `torch.nn.functional` or `torch.optim`, except what holds parameters and modules
-together (`Parameter`, `Module` and the containers), the initialisers of `torch.nn.init`
-(the handout asks for `trunc_normal_`) and the `Optimizer` base class that AdamW must
-subclass. Names are written in full, as `torch.nn.functional.silu`.
-"""
+"""Which of PyTorch's definitions a submission may use, written in full
+(`torch.nn.functional.silu`)."""
 
 from __future__ import annotations
 

@@ -1,34 +1,6 @@
-"""The forbidden definitions a submission actually called, seen while its code runs.
-
-`Watcher` is a `torch.overrides.TorchFunctionMode`: PyTorch hands it every call of a torch
-function (`torch.*`, `torch.nn.functional.*`, tensor methods, factories) made while it is
-entered. For each, it walks up the Python stack past PyTorch's own frames to the first
-frame that is not PyTorch's; when that frame is the submission's (`cs336_basics/` or its
-adapters file), the call is the submission's, and what it entered names it:
-
-- a torch function called directly: `F.scaled_dot_product_attention`, however it was
-  reached (`getattr(F, "scaled_" + "dot_product_attention")` included);
-- otherwise the outermost PyTorch frame below the submission's: a method of a PyTorch
-  class names the class (`nn.Linear`'s forward or constructor, `torch.optim.AdamW`'s
-  step), any other function itself (`torch.nn.utils.clip_grad_norm_`). Decorators'
-  wrappers (`<locals>` functions) are looked through.
-
-That name is judged by the same `Policy` as the static scan, and each forbidden one is
-counted by (name, file, line). A class an adapter hands to the harness (`get_adamw_cls`
-returning `torch.optim.AdamW`) is never called from the submission's frames: the probes
-take adapters through `handing_over`, which records such a value at the adapter's `def`.
-
-Names are the public spelling (`torch.nn.Linear`, not `torch.nn.modules.linear.Linear`),
-from an index of the forbidden namespaces built once. The one non-obvious choice: only
-their own definitions are in it, so one they import from elsewhere (`F.conv2d` is
-`torch.conv2d`, `F.handle_torch_function` is `torch.overrides'`) reads as the allowed
-original: at run time the two cannot be told apart.
-
-It is evidence the submission could hide, not proof: the mode runs in the submission's own
-process, which can leave it (`torch._C.DisableTorchFunction`), call from another thread,
-or reach PyTorch's kernels without a torch function; a forbidden definition that never
-calls one (`nn.Identity`) is not seen either.
-"""
+"""The forbidden definitions a submission actually called, seen while its code runs by a
+`TorchFunctionMode`: evidence it could hide, not proof (docs/grading.md, "The assignment's
+rules")."""
 
 from __future__ import annotations
 

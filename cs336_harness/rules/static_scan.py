@@ -1,16 +1,5 @@
-"""The forbidden uses a submission's source shows, found without running any of it.
-
-Each Python file is parsed (never imported) and its names are resolved to what they are
-bound to: `import torch.nn.functional as F`, `from torch import nn`, `from torch.nn import
-Linear`, a plain `lin = nn.Linear` and `getattr(nn, "Linear")` are all followed, so
-`F.silu(x)` reads as `torch.nn.functional.silu`. Every reference to a name the policy
-forbids is a finding, with its file and line.
-
-It is evidence, not proof: code can reach the same definitions by routes no reading
-follows (`importlib`, `sys.modules`, strings built at run time). The source is untrusted:
-a file that cannot be read or parsed (too deep, not Python) is reported as such, and the
-walk over a tree is iterative, so no nesting can exhaust the scanner's stack.
-"""
+"""The forbidden uses a submission's source shows, found by parsing it, never running it
+(docs/grading.md, "The assignment's rules")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""Backward cases: for each differentiable family, the gradients its inputs must receive.
-
-A case stores the forward's arguments, a fixed random `grad_projection` shaped like the
-output, and `expected_grad.<name>`: the oracle's gradient of
-``sum(grad_projection * output)`` with respect to the float argument or the weight of that
-name (weights by their SPEC names, `weight`, `w1.weight`, `attn.q_proj.weight`). Its params carry
-``"backward": true``, so only the family's `test_<family>_backward` runs on it (the plugin's
-``cases="backward"``). The cases are small: their point is that an implementation which
-detaches, uses ``.data``, computes under ``no_grad`` or goes through NumPy has an output that
-no gradient flows back through, or flows back wrong, and any size shows that.
-
-The weights' gradients are those of the parameters an adapter builds around them (it may
-copy them into a module with ``load_state_dict``, or use them as they are): a Linear that
-computes with ``weight.data``, or a norm with a detached gain, gives the right output and
-the right input gradient, and no gradient to its weight. Before a gradient is stored,
-`check_gradients` compares it with a central difference of the forward oracle along a
-random direction, and the generation stops if they disagree.
-"""
+"""Backward cases: for each differentiable family, the gradients its inputs and weights must
+receive, each checked against finite differences before it is stored (docs/maintaining.md,
+"Fixtures and the oracle")."""
 
 from __future__ import annotations
 

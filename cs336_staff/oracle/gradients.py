@@ -1,19 +1,6 @@
-"""The oracle's gradients: the convention its ``*_backward`` functions follow, the
-bookkeeping they share, and the finite-difference check that proves each formula.
-
-Every differentiable function of the oracle has its ``*_backward`` beside it (``linear`` and
-``linear_backward`` in `functional`, ``rope_backward`` in `attention`, the block's and the
-language model's in `model`, ``cross_entropy_backward`` in `training`). A backward takes the
-forward's arguments with the upstream gradient ``d_out`` (the shape of the forward's output)
-after its positional ones, and returns the gradient of ``sum(d_out * forward(...))`` with
-respect to every floating input and parameter, as a dict: ``"x"`` (or ``"q"``, ``"k"``,
-``"v"``, ``"logits"``) for the inputs, the SPEC parameter names relative to the component for
-the parameters (``"weight"``, ``"w1.weight"``, ``"attn.q_proj.weight"``, ...), biases only
-where the forward got one. Forward values come from the forward oracle; each backward
-composes the backward of its primitives, in the reverse order of the forward.
-`check_gradients` verifies any of them against central finite differences, which is how the
-generator and ``tests/harness/test_oracle_backward.py`` make sure these formulas are right.
-"""
+"""The oracle's gradients: the convention its ``*_backward`` functions follow, the bookkeeping
+they share, and `check_gradients`, the finite-difference check that proves each formula
+(docs/maintaining.md, "Fixtures and the oracle")."""
 
 from __future__ import annotations
 

@@ -1,22 +1,7 @@
 """The Transformer LM and block as modules: what `get_transformer_lm` and
-`get_transformer_block` build, untrained.
-
-The output tests cannot see how a model holds its weights, yet training depends on it: a
-weight kept as a plain tensor attribute is invisible to the optimizer and to `state_dict`, a
-RoPE table saved in the state dict makes the reference weights load only non-strictly, and
-an implementation that detaches something trains wrongly with correct logits. These tests
-build the submission's module in its own process (probes) and judge plain data: the
-registered parameters' names and shapes, the buffers, a strict load of the reference
-weights, and the LM's parameter gradients.
-
-Expected names and shapes are the case's weights' own (the generator checks them against
-the SPEC with the oracle); expected gradients are the oracle's.
-
-These tests run on the CPU whatever `pytest --device`: `get_transformer_lm` and
-`get_transformer_block` take no device, so the module is judged where it is built. Moving
-it would make the hardening test below (a plain tensor attribute, which `.to()` leaves
-behind) a condition of the contract tests (`Family.case_on_device`).
-"""
+`get_transformer_block` build, untrained, judged as plain data from probes (parameters,
+buffers, a strict load, the LM's gradients), on the CPU whatever `--device`
+(docs/checking.md, "The LM and the block as modules")."""
 
 from typing import Any
 

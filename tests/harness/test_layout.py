@@ -1,9 +1,9 @@
 """The handout's boundary is a set of folders, and nothing shipped reaches across it.
 
-`grading/trusted.py`'s `WITHHELD` names the folders that neither the grader's bundle nor the
-student handout has. A shipped module that imported one of them would work here and break
-in every handout; the one sanctioned way across is `cs336_harness/withheld.py`, which asks
-by name and only where the folder exists.
+`cs336_harness/grading/inputs/bundle.py`'s `WITHHELD` names the folders that neither the
+grader's bundle nor the student handout has. A shipped module that imported one of them
+would work here and break in every handout; the one sanctioned way across is
+`cs336_harness/withheld.py`, which asks by name and only where the folder exists.
 """
 
 from __future__ import annotations

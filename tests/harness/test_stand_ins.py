@@ -1,6 +1,7 @@
-"""The worker's stand-ins for absent modules (`cs336_harness/grading/worker/stand_ins.py`) and the
-grader's reading of them (`environment.py`): only the submission's own imports get one, an
-optional import still sees ImportError, and using one names the module and where."""
+"""The worker's stand-ins for absent modules (`cs336_harness/grading/worker/stand_ins.py`) and
+the grader's reading of them (`cs336_harness/grading/intake/absent_imports.py`): only the
+submission's own imports get one, an optional import still sees ImportError, and using one
+names the module and where."""
 
 from __future__ import annotations
 

@@ -1,25 +1,8 @@
-"""Tests of the tests: every deliberately wrong adapters module in `tests/evidence/wrong/`
-fails exactly the families it names in `CAUGHT_BY`, every family is among some module's
-(so each family's tests are seen to fail), and both correct implementations (the
-from-scratch default and the fused-op one) pass every family.
-
-The diagnosis too: a wrong module's failures open with the line of the catalogued mistake
-it names in `DIAGNOSED_AS` (an id, or a set of ids: one output under two names, each
-opening some failure; or `dtype_cause.ID`, an output left in float32 for a half input,
-named from its failure's line) and no other module's are blamed on a mistake; every
-mistake in the catalog is proved by a wrong module in each of its families; and no
-mistake's output matches a correct one on any stored case. A failure that no mistake
-matches opens with its error's shape, of the kind (`error_shape.KINDS`) the module names in
-`ERROR_SHAPE` (a kind, or a set of kinds, each of which but `generic` some failure shows)
-where it names one.
-
-Each run is in-process (pytester). A correct module runs the whole component suite; a wrong
-one runs the test files that ask for an adapter it defines differently from the correct
-module (`adapter_uses`, from one recorded run of the suite), since every other file runs exactly
-the correct module's code, which passes (provided the wrong module changes nothing shared
-when imported: `test_importing_a_wrong_module_changes_nothing_shared`). Marked `meta`, run
-by `make meta`, outside the everyday suite.
-"""
+"""Tests of the tests: every wrong module in `tests/evidence/wrong/` fails exactly the families
+it names in `CAUGHT_BY` and opens its failures with the diagnosis it declares, every family
+is seen to fail, and both correct implementations pass every family. Each run is
+in-process (pytester); marked `meta`, run by `make meta` (docs/maintaining.md, "Tolerances
+and the meta-test")."""
 
 from __future__ import annotations
 

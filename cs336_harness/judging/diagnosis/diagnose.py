@@ -1,22 +1,6 @@
-"""Which known mistake a wrong output matches, and the lines a failure message opens with.
-
-A failing comparison's output is compared with each catalogued mistake's output on the same
-case (the `catalog` package), elementwise, with the test's own tolerance:
-`|a − v| ≤ atol + rtol·|v|` (atol scaled up for a mistaken output larger than the correct
-one, see `matches`), NaN matching NaN (a mistake's signature may be its NaNs). Every
-mistake that matches is reported, best first (the smallest share of the tolerance used),
-except one that the expected output matches too: on that case the mistake cannot be told
-from no mistake.
-
-The comparison is on a *fingerprint* of each mistaken output: all of it up to 4096 elements;
-for larger outputs (an LM's logits) the 256 elements where it differs most from the truth
-and 3840 more spread evenly. The first part holds the elements that tell the mistake from
-the correct output; the second stands for everything else.
-
-Fingerprints come from the catalog, computed when first needed (`LiveCatalog`), or from a
-table file written beforehand (`write_table`, `Table`): the grader writes one for the judge,
-which cannot import the catalog, as it cannot import the oracle.
-"""
+"""Which known mistake a wrong output matches, by fingerprints of the mistakes' outputs (from
+the catalog, or a table written beforehand), and the lines a failure message opens with
+(docs/checking.md, "Diagnosis: the likely cause of a wrong output")."""
 
 from __future__ import annotations
 
@@ -81,8 +65,9 @@ class Match:
 
 
 def fingerprint_index(variant: np.ndarray, truth: np.ndarray) -> NDArray[np.int64]:
-    """Which flat elements of `variant` its fingerprint keeps (see the module docstring);
-    never a masked one (an element where the mistake's own output is ill-conditioned)."""
+    """Which flat elements of `variant` its fingerprint keeps (all, up to `FINGERPRINT_SIZE`;
+    else the `DISCRIMINATING` farthest from the truth and the rest spread evenly); never a
+    masked one (an element where the mistake's own output is ill-conditioned)."""
     kept = np.flatnonzero(~np.ma.getmaskarray(variant).ravel())
     # A mistake whose output has another shape than the truth (a BPE model with more merges)
     # is told from it by its shape: all of it is kept.

@@ -1,12 +1,5 @@
-"""The likely cause of an output returned in a wider float dtype than its input's.
-
-`compare.assert_matches_oracle` fails on a wrong dtype before it compares a single value,
-with one line, `output: dtype torch.float32, expected torch.bfloat16`; no catalogued mistake
-(a mistaken output's values) can match such a failure. One cause accounts for nearly all of
-them: the component upcast a half-precision input to compute in float32, as it should, or
-a float32 weight promoted the result, and the result was never cast back. So a failure whose
-output is float32 or float64 where half precision is expected opens with that line.
-"""
+"""The likely cause of an output returned in a wider float dtype than its half-precision
+input, read from the dtype failure's line."""
 
 from __future__ import annotations
 

@@ -1,60 +1,6 @@
-"""The shape of a wrong output's error, read from the output and the expected values alone.
-
-Where no catalogued mistake matches (or no catalog is at hand: the student handout with
-fixtures of its own, a judge without a table), a failing comparison's message opens with one
-line, `error shape: ...`, saying how the output relates to the expected. It uses nothing but
-the two tensors, the test's tolerance and, for attention, the case's inputs: no oracle and
-no catalog, so it works wherever a test runs.
-
-Every statement is checked elementwise with the test's own rule, |a − v| ≤ atol + rtol·|v|
-(NaN matching NaN), against `v`, the expected transformed as the statement says; a fitted
-factor or offset is fitted first (least squares) and then checked the same way. So a
-description is only given when it is exact to the tolerance, and a correct output (within
-the tolerance) gets none. The checks run in this order, and the first that holds is the
-line (`KINDS` names them):
-
-1. `nonfinite`: NaN or ±inf where the expected is finite, or a number where it is not.
-2. `zeros`: the output is zero (within atol) everywhere.
-3. `masking` (attention only, from the case's Q, K, V and mask): the output is attention
-   with the mask ignored, masked scores set to 0, the mask inverted or transposed, or
-   masked scores finite (a query whose keys are all masked averages V).
-4. `factor`, `offset`, `factor_and_offset`: the expected times a constant, plus a constant,
-   or both (at least three elements per fitted number, so a scalar gets none of these).
-5. `axes_permuted`: the expected with two (or more) of its equal-sized axes swapped.
-6. `axis_permuted`: the expected with the entries along one axis reordered (rolled,
-   reversed, de-interleaved, interleaved, pairs swapped, or another permutation, shown).
-7. `shift`: the expected shifted by 1 to 3 positions along an axis, where both overlap.
-8. `axis_factor`: the expected times a factor that depends only on the index along one axis
-   (a per-feature scale); `row_factor`: times a factor constant along the last axis that
-   differs between rows (a per-row normaliser).
-9. `half_precision`: most elements differ, each within a few units of bfloat16's (or
-   float16's) last place: arithmetic, or a weight, in half precision.
-10. `few`: at most three elements differ, named.
-11. `masked_rows`: only the query rows that the attention mask hides all keys from, or
-    some keys from, differ.
-12. `diagonal`, `above_diagonal`, `below_diagonal`: of the last two (equal-sized) axes.
-13. `some_indices`: only some batch rows, positions or other indices differ, listed per axis.
-14. `row_offset`: the expected plus an offset constant along the last axis that differs
-    between rows (each row off by its mean, or by another per-row constant: a normaliser
-    subtracted, log-probabilities for logits); after the locations, as a row or two off
-    by a constant is better said by where they are.
-15. `generic` (or `value` for a single element): how many elements differ, the error's size
-    against the expected's, and where the error concentrates, if it does.
-
-The order is from the most specific statement to the least: a statement that explains every
-element by a rule with no free number (a permutation) or few (one factor) is preferred to one
-that only says where the differences are, and that to a summary. A global transform is tried
-before a location because a factor also leaves the zeros of the expected right, and "only
-rows [..] differ" would then be true but beside the point.
-
-The non-obvious choice: a fitted factor or offset is arithmetic that the mistaken
-implementation did too, and rounded. So its check allows two roundings of the output's dtype
-(the factor's own, as the implementation holds it, and the product's) on top of the test's
-rtol, which an exact test such as the embedding's lookup sets to 0; and an atol scaled by the
-factor's size (at least 1), as an implementation making that mistake rounds in proportion to
-its larger output (`diagnose.matches` does the same).
-Values only moved (permuted axes, a shift) are held to the test's tolerance as it is.
-"""
+"""The shape of a wrong output's error, read from the output and the expected values alone:
+the first of `CHECKS`, in order, that holds within the test's tolerance (docs/checking.md,
+"The shape of an error")."""
 
 from __future__ import annotations
 
@@ -144,7 +90,7 @@ def describe(
     rounding: float = 0.0,
     attention: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> ErrorShape | None:
-    """The first statement (in the module docstring's order) that holds of `actual` against
+    """The first statement (in the order of `CHECKS`) that holds of `actual` against
     `expected` within the tolerance; None where they match or their shapes differ. `mask`:
     a boolean attention mask (..., queries, keys), True where a query may attend a key, for
     an output (..., queries, d). `rounding`: the unit roundoff of the output's dtype.

@@ -1,17 +1,6 @@
-"""Name the first sublayer of a failing Transformer LM (or block) that departs from the oracle.
-
-When the logits are wrong, the test says so; a student also wants to know where. The
-fixtures of `transformer_lm` and `transformer_block` hold the oracle's input and output of
-every sublayer (`trace.<name>.input` / `.output`, written by the generator), and a probe runs
-the submission's own module (`get_transformer_lm` / `get_transformer_block`) on the case's
-weights and inputs with a forward hook on each of the SPEC's submodule names. Walking them in
-forward order, the first sublayer whose input or output departs from the oracle's (by the
-family's tolerance) is where the two part. All of it runs only once the test has failed.
-
-The module runs on the CPU whatever `pytest --device`: `get_transformer_lm` and
-`get_transformer_block` take no device, and the module families judge it where it is built
-(`Family.case_on_device`), so its input is handed over on the CPU.
-"""
+"""The first sublayer of a failing Transformer LM (or block) that departs from the oracle,
+traced through the submission's own module (docs/checking.md, "Where a block or LM failure
+starts: the first difference")."""
 
 from __future__ import annotations
 

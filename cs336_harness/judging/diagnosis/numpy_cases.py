@@ -1,9 +1,5 @@
-"""A fixture directory's cases as NumPy arrays, read without torch.
-
-The grader (which never imports torch) builds the diagnosis table from the fixtures, and the
-catalog's variants are NumPy float64 code like the oracle, so both read cases through this
-module rather than `cs336_harness.judging.cases`; both find a case's tensors with `case_layout`.
-"""
+"""A fixture directory's cases as NumPy arrays, read without torch (for the grader and the
+catalog)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""The pytest side of the diagnosis: a failing comparison's message opens with its likely cause.
-
-A value mismatch on a case's forward output (`compare.OracleMismatch`) is diagnosed, and
-an output returned in float32 for a half-precision input (`dtype_cause`), only once they
-have failed, so passing tests pay nothing. Its message then opens with the
-best-matching known mistake (`likely cause: ...`, other matches below it), or, where none
-matches, with the shape of the error (`error shape: ...`, `error_shape.py`) and then
-`no known mistake matches; ` before its first line; for a block or a model, a line names the
-component families of the same submission that failed earlier in the session (the files run
-in name order, so the components come first). The grader's record reads these lines like any
-message: its first line is a test's one-line verdict in every report.
-
-The known mistakes come from a table (`--diagnosis-table`, which the grader writes for its
-judge), or else from the catalog, where this copy has it, or else from the table the student
-handout ships for its stored fixtures (it has no oracle to compute one); with other fixtures
-there, no mistake can be named, and the message opens with the error's shape alone, which
-needs only the output and the expected.
-"""
+"""The pytest side of the diagnosis: a failing comparison's message opens with its likely
+cause or its error's shape (docs/checking.md, "Diagnosis: the likely cause of a wrong
+output")."""
 
 from __future__ import annotations
 

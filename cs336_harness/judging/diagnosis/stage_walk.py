@@ -1,16 +1,6 @@
 """Where a failing Transformer block or LM first departs from the oracle, found with upstream's
-adapters alone: for a submission without `get_transformer_block` / `get_transformer_lm`.
-
-Stage by stage in forward order, the submission's component adapters (`run_embedding`,
-`run_rmsnorm`, `run_multihead_self_attention_with_rope`, `run_swiglu`, `run_linear`) run on
-the oracle's input of each sublayer (`trace.<name>.input`) with the case's weights, and their
-output is compared with the oracle's (`trace.<name>.output`). Where every stage matches, how
-they are joined is tried through `run_transformer_block` and `run_transformer_lm` themselves,
-with sublayers silenced: a zero output projection makes attention's output exactly zero, a
-zero `w2` the FFN's. Every call is made as upstream's tests make theirs (keywords, (batch,
-seq, d) inputs, positions (1, seq)), so it works wherever the adapters object sends it: in
-this process, or to the grader's sandboxed worker. docs/checking.md reads the messages.
-"""
+adapters alone, stage by stage (docs/checking.md, "Where a block or LM failure starts: the
+first difference")."""
 
 from __future__ import annotations
 
