@@ -1,5 +1,5 @@
 """How much of each tolerance an adapters module uses: the evidence behind the tolerances in
-cs336_harness/families.py.
+cs336_harness/tolerances.py.
 
 `uv run python -m cs336_staff.error_margins [ADAPTERS ...]` runs every family's test on
 every stored case and prints, per case, the largest absolute error and the fraction of the

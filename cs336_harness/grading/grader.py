@@ -122,7 +122,7 @@ def pytest_args(
 
 
 class Lane:
-    """One judge process (`judge.py`) and the index that gives its workers their user id and
+    """One judge process (`judge/process.py`) and the index that gives its workers their user id and
     their cgroups; `lanes` of them share the host."""
 
     def __init__(
@@ -212,7 +212,7 @@ class Grader:
         environment: WorkerEnvironment | None = None,
     ):
         """`deadline`: when the reports must be written, in seconds since the epoch;
-        `preload`: the judges import what only failure reports need (`judge.py`) once, for
+        `preload`: the judges import what only failure reports need (`judge/process.py`) once, for
         many submissions; `inputs_for`: the inputs of the submission of a name, drawn for it
         alone (`--per-student`; else every one is graded on the bundle's); `environment`:
         where the workers run, which a submission's own pyproject.toml may not ask for."""

@@ -300,7 +300,7 @@ def _sharp_logits(fs: FixtureSet, case_id: str, temperature: float, top_p: float
 def _greedy_prompt(fs: FixtureSet, model: dict[str, np.ndarray], new: int):
     """A prompt whose greedy path has no near-tie: every step's best logit leads the next by
     ≥ 2e-3, hundreds of times the largest logit error of a correct float32 LM (2.6e-6,
-    `cs336_harness/families.py`), so float32 arg-max follows the oracle's path."""
+    `cs336_harness/tolerances.py`), so float32 arg-max follows the oracle's path."""
     for attempt in range(MAX_DRAWS):
         prompt = fs.rng("decoding", "prompt", str(attempt)).integers(0, 10000, 4)
         tokens, gap = oracle.greedy_generate(prompt, model, REFERENCE_CONFIG, new)

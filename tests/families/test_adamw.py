@@ -47,7 +47,7 @@ def test_adamw(case, adapters):
         return (trajectory.double() - expected.double()).abs().max().item()
 
     # Judged against the nearest reading: a wrong AdamW is far from all four (see the
-    # tolerance in cs336_harness/families.py).
+    # tolerance in cs336_harness/tolerances.py).
     nearest = min(ADAMW_READINGS, key=distance)
     assert_matches_oracle(
         trajectory, case[nearest], dtype=torch.float32, **FAMILY.tolerance,

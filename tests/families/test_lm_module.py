@@ -157,7 +157,7 @@ def test_lm_parameter_gradients(case, adapters):
             problems.append(f"{name}: no gradient reached it (detached, .data or no_grad?)")
             continue
         tolerance = FAMILY.tolerance
-        # atol is relative to the gradient's largest entry (see cs336_harness/families.py).
+        # atol is relative to the gradient's largest entry (see cs336_harness/tolerances.py).
         atol = tolerance["atol"] * float(expected.abs().max())
         off = describe_difference(grads[name], expected, tolerance["rtol"], atol)
         if off is not None:

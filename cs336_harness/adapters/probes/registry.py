@@ -1,6 +1,5 @@
 """The probes' registry: `@probe` registers a check of adapters that take or return objects,
-and `run_probe` runs one against an adapters module (docs/checking.md, "The training half:
-what each adapter must do")."""
+and `run_probe` runs one against an adapters module (docs/architecture.md, "Probes")."""
 
 from __future__ import annotations
 

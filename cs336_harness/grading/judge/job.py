@@ -33,7 +33,7 @@ class Job:
     # When the judge must have finished, in seconds since the epoch (`cs336-grade
     # --deadline`); None: no deadline but the limits'.
     deadline: float | None = None
-    # The user id its workers run as when the grader is root (`sandbox.draw_uid`).
+    # The user id its workers run as when the grader is root (`sandbox/tiers.py`'s `draw_uid`).
     uid: int = 0
 
     def to_json(self) -> str:

@@ -345,7 +345,7 @@ class RemoteAdapters:
         return call
 
     def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
-        """Run the probe `name` (`cs336_harness.probes`) in the worker."""
+        """Run the probe `name` (`cs336_harness.adapters.probes`) in the worker."""
         __tracebackhide__ = True
         return self._request(name, {"probe": name, "kwargs": kwargs})
 

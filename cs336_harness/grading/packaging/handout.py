@@ -22,7 +22,7 @@ from cs336_harness.judging.diagnosis.diagnose import SHIPPED_TABLE, write_table
 from cs336_harness.paths import REPO_ROOT
 
 # Files and directories of the repository that the handout copies (as filtered by
-# `trusted.copy_tree`); the Makefile and README are written anew.
+# `inputs/bundle.py`'s `copy_tree`); the Makefile and README are written anew.
 COPIED = (
     "pyproject.toml",
     "uv.lock",

@@ -89,8 +89,9 @@ def own_python_paths() -> tuple[str, ...]:
 
 def _cpu_count(cpus: int) -> dict[str, str]:
     """What the worker's os.cpu_count() answers: Python 3.13 reads PYTHON_CPU_COUNT itself,
-    and the worker sets os.cpu_count from it on older ones (`worker.count_cpus`). Without it,
-    a Pool sized by os.cpu_count() starts a process per host CPU in a lane that has one."""
+    and the worker sets os.cpu_count from it on older ones (`worker/process.py`'s
+    `count_cpus`). Without it, a Pool sized by os.cpu_count() starts a process per host CPU
+    in a lane that has one."""
     return {"PYTHON_CPU_COUNT": str(cpus)}
 
 
