@@ -326,7 +326,12 @@ def train(input_path, vocab_size, special_tokens, cpus):
     pieces = [p for p, special in split_at_special_tokens(text, pattern) if not special]
     with multiprocessing.Pool(os.cpu_count()) as pool:
         counts = sum(pool.map(_count, pieces), Counter())
-    assert sum(_DONE.get(timeout=10) for _ in pieces) == sum(map(len, pieces))
+        # Read while the workers live, then let them end: leaving the block terminates
+        # them, which on a busy host loses what their queue's thread had yet to write, or
+        # kills one holding the queue's lock (the next call's puts then wait forever).
+        assert sum(_DONE.get(timeout=10) for _ in pieces) == sum(map(len, pieces))
+        pool.close()
+        pool.join()
     for cache in (Path(__file__).parent / ".cache.pkl", Path("counts.pkl")):
         cache.write_bytes(pickle.dumps(counts))
         assert pickle.loads(cache.read_bytes()) == counts

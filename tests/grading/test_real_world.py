@@ -36,7 +36,10 @@ def test_upstream_shaped_code_keeps_every_point_beside_the_control(correct_batch
     for name in ("from_scratch", "upstream_shapes"):
         results = correct_batch.results(name)
         seed = correct_batch.summary()[name]["seed"]
-        assert results["score"] == results["max_score"] == DEFAULT_POINTS == 64, (name, seed)
+        lost = [(t["name"], t["output"]) for t in results["tests"]
+                if t["extra_data"]["status"] != "passed" and t["extra_data"]["kind"] != HARDENING
+                and BEYOND not in t["name"]]  # fmt: skip
+        assert results["score"] == results["max_score"] == DEFAULT_POINTS == 64, (name, seed, lost)
     tests = correct_batch.results("upstream_shapes")["tests"]
     failed = {t["extra_data"]["nodeid"].rpartition("::")[2] for t in tests
               if t["extra_data"]["status"] != "passed"}  # fmt: skip
