@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load
 
 from cs336_harness.grading.sandbox.timekeeping import Timeout
 from cs336_harness.grading.worker.protocol import (
@@ -23,6 +27,7 @@ from cs336_harness.grading.worker.protocol import (
     write_all,
     write_frame,
 )
+from cs336_harness.paths import REPO_ROOT
 
 
 class Lying(torch.Tensor):
@@ -46,6 +51,44 @@ def test_a_message_round_trips_as_plain_tensors():
     assert torch.equal(back["kwargs"]["x"], torch.arange(6.0).reshape(2, 3).t())
     assert back["kwargs"]["w"]["a.b"].dtype == torch.bfloat16
     assert back["args"] == [1, 2.5, None] and back["kwargs"]["f"] is True
+
+
+def test_tensors_sharing_storage_go_apart_and_resolved():
+    x = torch.arange(6.0).reshape(2, 3)
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    message = {"value": [x, x, x[0], x[1]], "conj": z.conj()}
+    tensors = load(_body(encode(message)))  # as sent: safetensors refuses shared storage
+    assert [torch.equal(tensors[f"t{i}"], t) for i, t in enumerate(message["value"])] == [True] * 4
+    assert torch.equal(tensors["t4"], torch.tensor([1 - 2j, 3 + 1j]))
+
+
+# A fresh interpreter encodes a reply of SIZE bytes with RLIMIT_DATA at what it holds
+# already plus `factor` times SIZE (the reply's own tensor is held when the frame is built).
+_ENCODE_UNDER_A_LIMIT = """
+import resource, sys
+import torch
+from cs336_harness.grading.worker.protocol import encode
+SIZE = 128 << 20
+value = torch.ones(SIZE // 4)
+held = next(int(line.split()[1]) << 10 for line in open("/proc/self/status")
+            if line.startswith("VmData"))
+limit = held + int(float(sys.argv[1]) * SIZE)
+resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+print(len(encode({"value": value})))
+"""
+
+
+def test_a_reply_costs_the_worker_twice_its_size_not_three_times(tmp_path: Path):
+    """safetensors builds the frame in Rust and copies it into Python bytes: twice the
+    reply's size, the least `save` allows. A copy of each tensor on top (a clone) would
+    leave the worker at its memory limit with a reply refused only for being large."""
+    script = tmp_path / "encode.py"
+    script.write_text(_ENCODE_UNDER_A_LIMIT)
+    done = subprocess.run(
+        [sys.executable, str(script), "2.5"], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) > 128 << 20
 
 
 def test_values_without_a_plain_form_are_unsendable():

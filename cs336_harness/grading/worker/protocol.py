@@ -50,27 +50,36 @@ class Unsendable(TypeError):
     """A value with no wire form (a module, a generator, a tensor subclass's extras...)."""
 
 
-def _pack(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
+def _pack(value: Any, tensors: dict[str, torch.Tensor], storages: set[int]) -> Any:
+    """`value` with each tensor put in `tensors` and replaced by a reference to it;
+    `storages`: where the tensors packed so far keep their data."""
     if isinstance(value, torch.Tensor):
         name = f"t{len(tensors)}"
-        # A plain, contiguous CPU copy: no subclass, no view into shared storage.
-        tensors[name] = value.detach().as_subclass(torch.Tensor).cpu().contiguous().clone()
+        # A plain, contiguous CPU tensor, its conjugate and negative bits resolved. Copied only
+        # where it shares storage with one already packed (safetensors refuses those): a copy
+        # of each would cost a reply's size in the worker, whose memory limit binds it.
+        plain = value.detach().as_subclass(torch.Tensor).cpu().contiguous()
+        plain = plain.resolve_conj().resolve_neg()
+        if plain.untyped_storage().data_ptr() in storages:
+            plain = plain.clone()
+        storages.add(plain.untyped_storage().data_ptr())
+        tensors[name] = plain
         return {TENSOR_KEY: name}
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):
-        return [_pack(v, tensors) for v in value]
+        return [_pack(v, tensors, storages) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         if TENSOR_KEY in value:
             raise Unsendable(f"a dict with the reserved key {TENSOR_KEY!r}")
-        return {k: _pack(v, tensors) for k, v in value.items()}
+        return {k: _pack(v, tensors, storages) for k, v in value.items()}
     raise Unsendable(type(value).__name__)
 
 
 def encode(message: dict[str, Any]) -> bytes:
     """One frame holding `message`; raises Unsendable for a value with no wire form."""
     tensors: dict[str, torch.Tensor] = {}
-    document = json.dumps(_pack(message, tensors))
+    document = json.dumps(_pack(message, tensors, set()))
     body = save(tensors, metadata={"message": document})
     return len(body).to_bytes(HEADER, "little") + body
 
