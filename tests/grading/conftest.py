@@ -30,9 +30,14 @@ from tests.grading.real_world import (
     write_wrong_package,
 )
 
-# Short, so that hanging submissions cost seconds, yet long enough for the slowest test on
-# two busy cores (the first failed comparison imports torch.distributed, ~4 s).
+# A call's CPU limit in the grader's tests. Its wall-clock cap, 18 s, is the margin of the
+# tests that grade beside load (eight lanes on two cores, a busy neighbour).
 TEST_TIMEOUT = 8
+# The hostile batch's, where hangs cost it: each of its loops in Python costs this, and
+# must get this much CPU within the call's wall-clock cap (HANG_TIMEOUT + 10 s), a quarter
+# of a core, or is graded again alone. A correct call takes under 0.5 s of CPU (graded at
+# --test-timeout=0.5 with the host's load at 19, 2026-11-27).
+HANG_TIMEOUT = 3
 MEMORY_LIMIT = "2G"
 FAIL_UNDER = 50
 
@@ -246,7 +251,7 @@ def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
         "--stored-inputs",  # the attacks that read the stored fixtures need them to exist
         # A family's points whole or not at all: each attack's cost is its families' points.
         "--all-or-nothing",
-        f"--test-timeout={TEST_TIMEOUT}",
+        f"--test-timeout={HANG_TIMEOUT}",
         f"--memory-limit={MEMORY_LIMIT}",
         f"--fail-under={FAIL_UNDER}",
         out=root / "out",

@@ -15,6 +15,7 @@ from tests.grading import synthetic
 from tests.grading.conftest import (
     ATTACKS,
     FAIL_UNDER,
+    HANG_TIMEOUT,
     HOSTILE,
     GradingRun,
     HostileBatch,
@@ -202,24 +203,40 @@ def test_hangs_time_out_in_python_and_in_c(hostile_batch: HostileBatch):
     results = run.results("hangs")
     verdicts = statuses(results)
     assert family_statuses(results, "silu") == {"timed out"}
-    assert all("no answer within 8 s" in o for o in _outputs(run, "hangs", "test_silu"))
     assert (
         verdicts["tests/families/test_embedding.py::test_embedding[three_dim_ids]"] == "timed out"
     )
     assert verdicts["tests/families/test_embedding.py::test_embedding[reference]"] == "passed"
     # SiLU's point; the 3-D ids are a call upstream never makes, a hardening case, worth none.
     assert _points_lost(run, "hangs") == 1
-    # Each time-out stops the worker; the next call starts a new one. Four time-outs: SiLU's
-    # two forward cases and its backward case, and embedding's 3-D ids.
     assert (
         verdicts["tests/families/test_silu.py::test_silu_backward[backward_leading_dims]"]
         == "timed out"
     )
-    # The deadlock ran out of wall-clock time while another submission was graded beside it,
-    # so it was graded again alone, in one more worker, and the report says so.
-    assert int(run.summary()["hangs"]["workers"]) == 1 + 4 + 1
-    assert "graded again alone, where 1 timed out" in run.results("hangs")["output"]
     assert _others_passed(run, "hangs", {"silu", "embedding"})
+    # The deadlock uses no CPU: it runs out of wall-clock time while another submission is
+    # graded beside it, so it is graded again alone, and the report says so. A loop in Python
+    # is stopped by its CPU limit, unless the host is too busy to give it that much CPU
+    # within the call's wall-clock cap: then it is graded again alone too. Which of SiLU's
+    # three that is depends on others' load, not on the grader; how many, the note says.
+    [(again, still)] = re.findall(
+        r"(\d+) test\(s\) ran out of wall-clock time while it was graded beside 1 other "
+        r"submission; graded again alone, where (\d+) timed out",
+        results["output"],
+    )
+    assert 1 <= int(again) <= 4 and still == again
+    # Each time-out stops its worker; the next call starts a new one. Four time-outs in the
+    # first run (SiLU's two forward cases and its backward case, and embedding's 3-D ids),
+    # then one worker for each test graded again.
+    assert int(run.summary()["hangs"]["workers"]) == 1 + 4 + int(again)
+    silu = _outputs(run, "hangs", "test_silu")
+    by_cpu = [o for o in silu if f"no answer within {HANG_TIMEOUT} s of CPU time" in o]
+    assert len(by_cpu) >= len(silu) - (int(again) - 1), silu
+    by_wall = f"no answer within {HANG_TIMEOUT + 10} s of wall-clock time"
+    assert all(o in by_cpu or by_wall in o for o in silu), silu
+    # Graded alone, a loop needs a quarter of a core to reach its CPU limit: some of them do,
+    # unless the CPU limit does not work.
+    assert by_cpu, silu
 
 
 def test_a_crash_loses_only_the_test_that_crashed(hostile_batch: HostileBatch):
@@ -263,7 +280,11 @@ _TAIL_LINE = len((REPO_ROOT / "tests" / "adapters.py").read_text().splitlines())
             "(at cs336_basics/__init__.py:1)",
         ),
         ("syntax_error", "error", f"SyntaxError: invalid syntax (adapters.py, line {_TAIL_LINE})"),
-        ("hangs_at_import", "timed out", "importing the adapters: no answer within 8 s of CPU"),
+        (
+            "hangs_at_import",
+            "timed out",
+            f"importing the adapters: no answer within {HANG_TIMEOUT} s of CPU",
+        ),
     ],
 )
 def test_a_submission_that_cannot_be_imported_scores_zero(

@@ -287,8 +287,10 @@ def shared_changes_on_import() -> dict[str, list[str]]:
     for name in (*SHARED_MODULES, "tests.adapters", "tests.conftest"):
         importlib.import_module(name)
     changes = {}
+    # What one import leaves is what the next one starts from: read once, not twice.
+    after = _shared_state()
     for path in sorted((TESTS / "evidence" / "wrong").glob("*.py")):
-        before = _shared_state()
+        before = after
         importlib.import_module(f"tests.evidence.wrong.{path.stem}")
         after = _shared_state()
         owners = {owner for owner, _ in before}
