@@ -107,14 +107,20 @@ python = "3.12"
 torch = "~=2.11.0"
 packages = {OWN_PACKAGES!r}
 """.replace("'", '"')
-# Imported only where the worker runs in that course's environment.
+# Imported only where the worker runs in that course's environment; its package asks for its
+# own version, as upstream's handout's does.
 NEEDS_OLD_TQDM = synthetic.Synthetic(
+    package_head="""
+    import importlib.metadata
+
+    __version__ = importlib.metadata.version("cs336_basics")
+    """,
     adapters_tail="""
     import tqdm
 
     if tuple(int(p) for p in tqdm.__version__.split(".")[:2]) >= (4, 67):
         raise ImportError(f"this submission needs tqdm < 4.67, not {tqdm.__version__}")
-    """
+    """,
 )
 
 

@@ -39,6 +39,11 @@ print(json.dumps({
 }))
 """
 COMPLETE = ".complete"
+# A handout installs its project, so upstream's cs336_basics/__init__.py asks
+# `importlib.metadata.version("cs336_basics")`; the grader's own environment answers with its
+# project's metadata, a built one with the same, written as metadata alone (no code).
+PACKAGE = "cs336_basics"
+METADATA = "Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,8 @@ def cache_dir() -> Path:
 
 
 def _key(course: Course) -> str:
-    spec = json.dumps([course.python, list(course.requirements)])
+    # The package's metadata is part of what is built: a folder built without it is not used.
+    spec = json.dumps([course.python, list(course.requirements), PACKAGE])
     return f"{course.name}-{hashlib.sha256(spec.encode()).hexdigest()[:12]}"
 
 
@@ -161,11 +167,21 @@ def build(course: Course, folder: Path) -> None:
             if done.returncode != 0:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise GraderError(_why(course, done.stderr))
+        _write_package_metadata(folder)
         (folder / COMPLETE).write_text(json.dumps(list(course.requirements)))
         with contextlib.suppress(OSError):  # every user may read it (the sandbox's workers)
             for path in [folder, *folder.rglob("*")]:
                 if path.is_dir() and not path.is_symlink():
                     path.chmod(path.stat().st_mode | 0o555)
+
+
+def _write_package_metadata(folder: Path) -> None:
+    """`PACKAGE`'s metadata, the grader's version, in each site-packages of `folder`."""
+    version = metadata.version(PACKAGE)
+    for site in folder.glob("lib/python*/site-packages"):
+        info = site / f"{PACKAGE}-{version}.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "METADATA").write_text(METADATA.format(name=PACKAGE, version=version))
 
 
 def _why(course: Course, stderr: str) -> str:

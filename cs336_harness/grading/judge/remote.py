@@ -35,6 +35,10 @@ from cs336_harness.rules.called import CALLED_MAX, CALLED_SITES, CallSite, read_
 MEMORY_SIGNS = ("MemoryError", "can't allocate memory", "failed to map segment")
 LOG_TAIL = 4000
 BOOT_FAILED = "the worker could not start, before any of the submission's code had run"
+# Calls of one adapter that ran out of time one after another, past which its other calls are
+# not made: a blocked adapter (a deadlocked pool) would otherwise spend the submission's time
+# limit on its family alone, and the families after it would lose calls they pass.
+GIVE_UP_AFTER = 3
 
 
 class WorkerTimeout(Failed):
@@ -130,6 +134,10 @@ class RemoteAdapters:
         self.wall_spent = 0.0
         # Set once importing the adapters failed: every call fails the same way after it.
         self._import_failure: Failed | None = None
+        # By adapter (or probe): its calls that ran out of time since its last answer, and,
+        # once there are GIVE_UP_AFTER, the time-out its calls not made are.
+        self._timeouts: Counter[str] = Counter()
+        self._given_up: dict[str, type[WorkerTimeout]] = {}
         # Forbidden calls the worker reported since the last `take_called`.
         self._called: Counter[tuple[str, str, int]] = Counter()
         # Under a deadline (`recorder.FamilyTimeShares`): when the current family's share of it ends
@@ -358,6 +366,13 @@ class RemoteAdapters:
         out_of_time = self._out_of_time()
         if out_of_time is not None:
             raise out_of_time
+        given_up = self._given_up.get(name)
+        if given_up is not None:
+            raise given_up(
+                f"{name}'s last {GIVE_UP_AFTER} calls ran out of time one after another: "
+                "this call was not made, so that the rest of the submission keeps its time",
+                pytrace=False,
+            )
         self._ready()
         assert self.process.stdin is not None
         clock = self._clock()
@@ -370,7 +385,12 @@ class RemoteAdapters:
             ) from None
         except Timeout as timeout:
             self.close()
-            raise self._timed_out(timeout, f"{timeout}; the worker was stopped") from None
+            failure = self._timed_out(timeout, f"{timeout}; the worker was stopped")
+            if not isinstance(failure, ShareTimeout):  # a deadline's share ends the family
+                self._timeouts[name] += 1
+                if self._timeouts[name] >= GIVE_UP_AFTER:
+                    self._given_up[name] = type(failure)
+            raise failure from None
         except Overfilled as overfilled:
             self.close()
             raise Failed(f"{overfilled}; the worker was stopped", pytrace=False) from None
@@ -379,6 +399,7 @@ class RemoteAdapters:
             raise BadReply(f"{name} sent back {error}", pytrace=False) from None
         finally:
             self._charge(clock)
+        self._timeouts.pop(name, None)
         # A reply within one slice of the call is checked too.
         overfilled = clock.watch() if clock.watch is not None else ""
         if overfilled:
