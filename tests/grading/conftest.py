@@ -259,27 +259,6 @@ def hostile_batch(tmp_path_factory: pytest.TempPathFactory) -> HostileBatch:
     return HostileBatch(run, root, listener)
 
 
-# pytest-xdist's `--dist loadfile` hands the files out in the order they were collected, and
-# has no measure of their length: the longest go first (wall-clock time at three workers,
-# 2026-11-27: the user tier's batch 490 s, the autograder 190 s, the shards 145 s, ...), so
-# that none of them starts last and runs on alone after the others have ended.
-LONGEST_FIRST = (
-    "test_user_tier.py",
-    "test_autograder.py",
-    "test_shards.py",
-    "test_class_report.py",
-    "test_correct_implementations.py",
-    "test_student_inputs.py",
-    "test_fresh_inputs.py",
-    "test_handout.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # the rest as collected
-
-
 UPSTREAM_STYLE = REPO_ROOT / "tests" / "evidence" / "upstream_style"
 
 
