@@ -34,7 +34,7 @@ from tests.grading.real_world import (
 # tests that grade beside load (eight lanes on two cores, a busy neighbour).
 TEST_TIMEOUT = 8
 # The hostile batch's, where hangs cost it: each of its loops in Python costs this, and
-# must get this much CPU within the call's wall-clock cap (HANG_TIMEOUT + 10 s), a quarter
+# must get this much CPU within the call's wall-clock cap (`Limits.call_wall`), a quarter
 # of a core, or is graded again alone. A correct call takes under 0.5 s of CPU (graded at
 # --test-timeout=0.5 with the host's load at 19, 2026-11-27).
 HANG_TIMEOUT = 3

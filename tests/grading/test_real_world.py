@@ -36,20 +36,24 @@ def test_upstream_shaped_code_keeps_every_point_beside_the_control(correct_batch
     for name in ("from_scratch", "upstream_shapes"):
         results = correct_batch.results(name)
         seed = correct_batch.summary()[name]["seed"]
-        lost = [(t["name"], t["output"]) for t in results["tests"]
-                if t["extra_data"]["status"] != "passed" and t["extra_data"]["kind"] != HARDENING
-                and BEYOND not in t["name"]]  # fmt: skip
+        lost = [(t["name"], t["output"]) for t in _scored_failures(results["tests"])]
         assert results["score"] == results["max_score"] == DEFAULT_POINTS == 64, (name, seed, lost)
     tests = correct_batch.results("upstream_shapes")["tests"]
     failed = {t["extra_data"]["nodeid"].rpartition("::")[2] for t in tests
               if t["extra_data"]["status"] != "passed"}  # fmt: skip
     # Only the calls upstream never makes fail (each one a hardening test, worth nothing).
-    assert failed and all(
-        t["extra_data"]["kind"] == HARDENING or BEYOND in t["name"]
-        for t in tests
-        if t["extra_data"]["status"] != "passed"
-    ), failed
+    assert failed and not _scored_failures(tests), failed
     assert "test_train_bpe_merges[no_special_tokens]" in failed  # the hardening ran
+
+
+def _scored_failures(tests: list[dict]) -> list[dict]:
+    """The tests not passed that count: neither hardening nor beyond the rubric."""
+    return [
+        t for t in tests
+        if t["extra_data"]["status"] != "passed"
+        and t["extra_data"]["kind"] != HARDENING
+        and BEYOND not in t["name"]
+    ]  # fmt: skip
 
 
 def test_the_submissions_own_wrong_package_is_graded(correct_batch: GradingRun):
