@@ -169,6 +169,7 @@ def add_train_bpe(fs: FixtureSet) -> dict[str, tuple[dict[int, bytes], list, lis
     for case_id, (description, specials, merges_wanted, draw, hardening) in CORPORA.items():
         text = draw(fs.rng("train_bpe", case_id))
         vocab, merges = bpe.train(text, 256 + len(specials) + merges_wanted, specials)
+        counts = bpe.merge_counts(text, specials, merges)
         # A draw whose corpus runs out of pairs early would make the case about exhaustion,
         # which upstream leaves open and `exhausted` alone tests: every other case asks for
         # the merges its corpus offers, no more. The merges are the same either way.
@@ -179,7 +180,8 @@ def add_train_bpe(fs: FixtureSet) -> dict[str, tuple[dict[int, bytes], list, lis
             case_id,
             description,
             {"vocab_size": vocab_size, "special_tokens": specials},
-            {"corpus": _utf8(text)} | pack_model(vocab, merges),
+            {"corpus": _utf8(text), "merge_counts": np.array(counts, dtype=np.int64)}
+            | pack_model(vocab, merges),
             None,
             hardening=hardening,
         )

@@ -120,6 +120,22 @@ def learn_merges(
     return merges
 
 
+def merge_counts(text: str, special_tokens: list[str], merges: list[Pair]) -> list[int]:
+    """How often each merge's pair occurred in `text`'s pre-tokens when it was made: the
+    count that chose it (the contract scores the merges of pairs seen at least twice)."""
+    words = count_words(pretokens(text, special_tokens))
+    counts = []
+    for pair in merges:
+        counts.append(
+            sum(n for word, n in words.items() for p in itertools.pairwise(word) if p == pair)
+        )
+        merged: Counter[Word] = Counter()
+        for word, n in words.items():
+            merged[tuple(join_pair(list(word), pair))] += n
+        words = merged
+    return counts
+
+
 def encode(
     text: str,
     vocab: dict[int, bytes],

@@ -1,4 +1,5 @@
-"""BPE training: merges in order and the vocabulary, exactly as the oracle trains them.
+"""BPE training: merges in order and the vocabulary, exactly as the oracle trains them; the
+merges of pairs seen once apart, as hardening (the handout's vocab_size is a maximum).
 
 A failure hands the trained model to the diagnosis as its fingerprint
 (`cs336_harness/bpe_fingerprint.py`), so that its message opens with the likely cause where
@@ -19,6 +20,24 @@ pytestmark = pytest.mark.family("train_bpe")
 
 def _expected(case):
     return bpe_fingerprint.stored_model(case.tensors)
+
+
+def _seen_twice(case) -> int:
+    """How many of the oracle's merges are of pairs seen at least twice: the first ones, as a
+    pair's count never grows past the count of the merge before it. The merges after them
+    (pairs seen once) are hardening: the handout makes vocab_size "the maximum final
+    vocabulary size", and a trainer that stops at the first pair seen once is within it."""
+    counts = case["merge_counts"].tolist()
+    return next((i for i, count in enumerate(counts) if count < 2), len(counts))
+
+
+def _wanted_tokens(case, merges: list) -> list[bytes]:
+    """The vocabulary the contract asks for, in id order: the oracle's up to its last merge of
+    a pair seen twice, then a token for each of the submission's own further merges (as many
+    as the oracle made at most; whether they are the oracle's is the hardening test's)."""
+    tokens, expected = _expected(case)
+    end = len(tokens) - len(expected) + _seen_twice(case)
+    return tokens[:end] + [a + b for a, b in merges[_seen_twice(case) : len(expected)]]
 
 
 def _fail(message: str, case, vocab: dict, merges: list) -> None:
@@ -56,10 +75,10 @@ def _ranges(ids: list[int]) -> str:
 
 def test_train_bpe_merges(case, adapters):
     _, expected = _expected(case)
+    counted = _seen_twice(case)
     vocab, merges = _trained(case, adapters)
-    first = next(
-        (i for i, (m, e) in enumerate(zip(merges, expected, strict=False)) if m != e), None
-    )
+    pairs = zip(merges[:counted], expected[:counted], strict=False)
+    first = next((i for i, (m, e) in enumerate(pairs) if m != e), None)
     if first is not None:
         _fail(
             f"merge {first} is {merges[first]!r}, the oracle's is {expected[first]!r} (count "
@@ -69,19 +88,47 @@ def test_train_bpe_merges(case, adapters):
             vocab,
             merges,
         )
-    if len(merges) != len(expected):
+    if not counted <= len(merges) <= len(expected):
         _fail(
-            f"{len(merges)} merges, the oracle made {len(expected)} (vocab_size "
-            f"{case.params['vocab_size']}; training stops early only when no pair is left)",
+            f"{len(merges)} merges, the oracle made {len(expected)}, {counted} of them of "
+            f"pairs seen at least twice (vocab_size {case.params['vocab_size']}; training "
+            "stops early only when no pair is left, or at pairs seen once)",
             case,
             vocab,
             merges,
         )
 
 
+@pytest.mark.hardening(
+    "upstream's handout makes vocab_size a maximum and its tests never train to pairs seen "
+    "once; this project merges them too, until the vocabulary is full or no pair is left"
+)
+def test_train_bpe_merges_of_pairs_seen_once(case, adapters):
+    _, expected = _expected(case)
+    counted = _seen_twice(case)
+    _, merges = _trained(case, adapters)
+    if merges[:counted] != expected[:counted]:
+        return  # the merges of pairs seen twice differ: test_train_bpe_merges says where
+    pairs = zip(merges[counted:], expected[counted:], strict=False)
+    first = next((counted + i for i, (m, e) in enumerate(pairs) if m != e), None)
+    if first is not None:
+        pytest.fail(
+            f"merge {first} (of a pair seen once) is {merges[first]!r}, the oracle's is "
+            f"{expected[first]!r}: of pairs seen equally often, the greater is merged",
+            pytrace=False,
+        )
+    if len(merges) == counted < len(expected):
+        pytest.fail(
+            f"training stopped after {counted} merges, at the first pair seen once; the "
+            f"oracle goes on to {len(expected)} (vocab_size {case.params['vocab_size']}), "
+            "merging pairs seen once until the vocabulary is full or no pair is left",
+            pytrace=False,
+        )
+
+
 def test_train_bpe_vocab(case, adapters):
-    tokens, _ = _expected(case)
     vocab, merges = _trained(case, adapters)
+    tokens = _wanted_tokens(case, merges)
     gaps = sorted(set(range(len(vocab))) - set(vocab))
     if gaps:
         _fail(
@@ -95,7 +142,7 @@ def test_train_bpe_vocab(case, adapters):
     extra = sorted(set(vocab.values()) - set(tokens))
     if missing or extra or len(vocab) != len(tokens):
         _fail(
-            f"vocabulary of {len(vocab)} tokens, the oracle's has {len(tokens)}; missing "
+            f"vocabulary of {len(vocab)} tokens, {len(tokens)} expected; missing "
             f"{missing[:5]!r}, unexpected {extra[:5]!r} (special tokens: "
             f"{case.params['special_tokens']})",
             case,
@@ -109,8 +156,8 @@ def test_train_bpe_vocab(case, adapters):
     "then special tokens in the order given, then merges in the order made"
 )
 def test_train_bpe_vocab_ids(case, adapters):
-    tokens, _ = _expected(case)
     vocab, merges = _trained(case, adapters)
+    tokens = _wanted_tokens(case, merges)
     wrong = [i for i, token in enumerate(tokens) if vocab.get(i) != token]
     if wrong:
         _fail(
