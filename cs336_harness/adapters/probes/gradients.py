@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import torch
+from torch.nn.modules import module as nn_module
 
 from cs336_harness.adapters import inputs_unchanged
 from cs336_harness.adapters.not_implemented import where_raised
@@ -65,7 +68,8 @@ def input_gradients(
     names = list(call)
     args, keywords = [call[n] for n in names[:positional]], {n: call[n] for n in names[positional:]}
     try:
-        out = function(*args, **keywords)
+        with _autograd_in_modules():
+            out = function(*args, **keywords)
         left_off = not torch.is_grad_enabled()
     except NotImplementedError as error:
         return {"not_implemented": adapter, "where": where_raised(error, module, [adapter])}
@@ -102,6 +106,37 @@ def input_gradients(
         "grads": dict(zip(leaves, grads[: len(leaves)], strict=True)),
         "parameter_grads": parameter_grads,
     }
+
+
+@contextlib.contextmanager
+def _autograd_in_modules() -> Iterator[None]:
+    """Autograd switched back on for the forward of each outermost `nn.Module` the adapter
+    calls under `torch.no_grad()`, and off again after it. Upstream's adapters promise no
+    gradient and upstream never runs backward through them, so an adapter that runs its
+    model under no_grad is glue, not a mistake; a module that switches autograd off inside
+    its own forward (or detaches) is still caught. Inference mode is left as it is."""
+    switched: list[bool] = []  # per module call in progress: whether it switched autograd on
+
+    def before(module: torch.nn.Module, args: Any) -> None:
+        outermost = not switched
+        off = not torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+        switched.append(outermost and off)
+        if switched[-1]:
+            torch.set_grad_enabled(True)
+
+    def after(module: torch.nn.Module, args: Any, output: Any) -> None:
+        if switched and switched.pop():
+            torch.set_grad_enabled(False)
+
+    handles = [
+        nn_module.register_module_forward_pre_hook(before),
+        nn_module.register_module_forward_hook(after),
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def _leaf(tensor: torch.Tensor) -> torch.Tensor:
