@@ -361,11 +361,22 @@ def parse_autograder(argv: list[str]) -> options.Autograder:
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
     grading = _grading(args)  # a broken rubric is refused here, not at every submission
+    course = grading.course
+    python, torch = args.python or course.python, args.torch or course.torch_minor
+    if (python, torch) != (course.python, course.torch_minor):
+        # Submissions run in the course's environment: an image of another Python or torch
+        # would have every Gradescope run build it again, without the network or the time.
+        parser.error(
+            f"Python {python} with torch {torch} is not the environment of "
+            f"{course.describe()}, which every Gradescope run would then build again: name "
+            "the course that has them (--course) or give the rubric an [environment] table "
+            "with them"
+        )
     return options.Autograder(
         out=args.out,
         grading=grading,
-        python=args.python or grading.course.python,
-        torch=args.torch or grading.course.torch_minor,
+        python=python,
+        torch=torch,
         cuda=args.cuda,
         inputs=args.inputs,
         seed=args.seed,

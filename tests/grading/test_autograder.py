@@ -562,3 +562,23 @@ def test_the_course_policies_apply_from_gradescopes_metadata(
     assert (record["counted"], record["reason"]) == (False, "over the cap")
     assert [t["name"] for t in capped["tests"]] == [t["name"] for t in late["tests"]]
     assert {t["extra_data"]["kept_from"] for t in capped["tests"]} == {"2026-01-30T03:00:00-08:00"}
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--torch", "2.15"], "torch 2.15"),
+        (["--course", "2025", "--python", "3.13"], "Python 3.13"),
+    ],
+)
+def test_an_image_that_is_not_the_course_s_environment_is_refused(
+    capsys: pytest.CaptureFixture[str], args: list[str], named: str
+):
+    """Submissions run in the course's environment: an image of another torch or Python
+    would have every run build it again, in a container without the time or the network."""
+    with pytest.raises(SystemExit) as exited:
+        cli.parse_autograder(args)
+    assert exited.value.code == 2
+    [line] = [ln for ln in capsys.readouterr().err.splitlines() if "error:" in ln]
+    assert named in line and "is not the environment of course 20" in line
+    assert cli.parse_autograder(["--course", "2025", "--torch", "2.6"]).torch == "2.6"
