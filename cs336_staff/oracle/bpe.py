@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import regex
 
@@ -83,13 +83,16 @@ def count_words(pieces: Iterable[str]) -> Counter[Word]:
 
 def train(
     text: str, vocab_size: int, special_tokens: list[str]
-) -> tuple[dict[int, bytes], list[Pair]]:
-    """The vocabulary and merges of BPE trained on `text` up to `vocab_size` tokens."""
+) -> tuple[dict[int, bytes], list[Pair], list[int]]:
+    """The vocabulary and merges of BPE trained on `text` up to `vocab_size` tokens, and the
+    count of each merge's pair when it was made (the contract scores the merges of pairs
+    seen at least twice)."""
     words = count_words(pretokens(text, special_tokens))
     vocab = {i: bytes([i]) for i in range(256)}
     for token in special_tokens:
         vocab[len(vocab)] = token.encode("utf-8")
-    return vocab, learn_merges(words, vocab, vocab_size)
+    learned = list(_learned(words, vocab, vocab_size, greatest_of_most_frequent))
+    return vocab, [pair for pair, _ in learned], [count for _, count in learned]
 
 
 def learn_merges(
@@ -102,7 +105,16 @@ def learn_merges(
     holds `vocab_size` tokens or no pair is left; each merged token is added to `vocab`.
     `choose` picks the pair to merge from the counts (the diagnosis catalog's BPE mistakes
     pass another; `train` always the contract's)."""
-    merges: list[Pair] = []
+    return [pair for pair, _ in _learned(words, vocab, vocab_size, choose)]
+
+
+def _learned(
+    words: Counter[Word],
+    vocab: dict[int, bytes],
+    vocab_size: int,
+    choose: Callable[[Counter[Pair]], Pair],
+) -> Iterator[tuple[Pair, int]]:
+    """`learn_merges`' merges, each with its pair's count when it was chosen."""
     while len(vocab) < vocab_size:
         pairs: Counter[Pair] = Counter()
         for word, count in words.items():
@@ -111,29 +123,12 @@ def learn_merges(
         if not pairs:
             break
         best = choose(pairs)
-        merges.append(best)
+        yield best, pairs[best]
         vocab[len(vocab)] = best[0] + best[1]
         merged: Counter[Word] = Counter()
         for word, count in words.items():
             merged[tuple(join_pair(list(word), best))] += count
         words = merged
-    return merges
-
-
-def merge_counts(text: str, special_tokens: list[str], merges: list[Pair]) -> list[int]:
-    """How often each merge's pair occurred in `text`'s pre-tokens when it was made: the
-    count that chose it (the contract scores the merges of pairs seen at least twice)."""
-    words = count_words(pretokens(text, special_tokens))
-    counts = []
-    for pair in merges:
-        counts.append(
-            sum(n for word, n in words.items() for p in itertools.pairwise(word) if p == pair)
-        )
-        merged: Counter[Word] = Counter()
-        for word, n in words.items():
-            merged[tuple(join_pair(list(word), pair))] += n
-        words = merged
-    return counts
 
 
 def encode(

@@ -36,8 +36,9 @@ def _wanted_tokens(case, merges: list) -> list[bytes]:
     a pair seen twice, then a token for each of the submission's own further merges (as many
     as the oracle made at most; whether they are the oracle's is the hardening test's)."""
     tokens, expected = _expected(case)
-    end = len(tokens) - len(expected) + _seen_twice(case)
-    return tokens[:end] + [a + b for a, b in merges[_seen_twice(case) : len(expected)]]
+    counted = _seen_twice(case)
+    end = len(tokens) - len(expected) + counted
+    return tokens[:end] + [a + b for a, b in merges[counted : len(expected)]]
 
 
 def _fail(message: str, case, vocab: dict, merges: list) -> None:
