@@ -90,6 +90,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "trivial(why): a check that an implementation computing nothing also passes"
     )
+    config.addinivalue_line(
+        "markers",
+        "worker_imports(*modules): what the test's own code imports on first use, which the "
+        "grader's worker imports before the submission's code",
+    )
     fixtures = config.getoption("--fixtures-dir") or os.environ.get(FIXTURES_ENV_VAR)
     config.stash[_FIXTURES] = Path(fixtures or DEFAULT_FIXTURES).resolve()
     typecheck = os.environ.get(TYPECHECK_ENV_VAR, "")

@@ -6,7 +6,9 @@ import torch
 
 from cs336_harness.adapters.probes import checkpoint as probes
 
-pytestmark = pytest.mark.family("checkpointing")
+# An optimizer's first construction imports torch._dynamo: in the grader, before the
+# submission's code runs, not within the first test's time limit.
+pytestmark = [pytest.mark.family("checkpointing"), pytest.mark.worker_imports("torch._dynamo")]
 
 
 def test_checkpoint_resume(case, adapters, device):

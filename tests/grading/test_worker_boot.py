@@ -1,9 +1,11 @@
-"""A worker that dies before it boots: the judge's failure names the host, in the dying
+"""A worker's start: one that dies before it boots is the host's failure, in the dying
 worker's own words, never in the words an earlier worker of the same submission left in
-the shared log."""
+the shared log; what it imports before the submission's code is what the tests still to
+run need."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -19,7 +21,10 @@ from cs336_harness.grading.judge.remote import (
 )
 from cs336_harness.grading.sandbox.limits import Limits
 from cs336_harness.grading.sandbox.tiers import Worker
+from tests.grading import synthetic
+from tests.grading.conftest import grade
 
+FOUND = "torch._dynamo imported before the adapters:"
 EARLIER = "an earlier worker ran the submission's code and said: FORGED (memory limit: 1 TiB)"
 
 
@@ -105,3 +110,36 @@ def test_a_family_whose_share_ends_while_importing_costs_only_that_family(tmp_pa
     judge.cutoff = None  # the next family, whose share has not begun to run out
     judge._ready()
     judge.close()
+
+
+# Says at each worker's start whether torch._dynamo was imported before its adapters, and
+# crashes every checkpoint it loads: each checkpointing test then starts a new worker.
+SAYS_WHAT_IT_FOUND = synthetic.Synthetic(
+    adapters_tail=f"""
+    import os
+    import sys
+
+    print("{FOUND}", "torch._dynamo" in sys.modules, file=sys.stderr, flush=True)
+
+    def run_load_checkpoint(src, model, optimizer):
+        os._exit(3)
+    """
+)
+
+
+def test_a_worker_imports_what_only_the_tests_still_to_run_need(tmp_path: Path):
+    """torch._dynamo (an optimizer's first construction imports it) is imported at a
+    worker's start while AdamW's or checkpointing's tests are still to run, and not after
+    them: a worker started for the families after checkpointing starts a second sooner."""
+    synthetic.write_submission(tmp_path / "crashes", SAYS_WHAT_IT_FOUND)
+    run = grade(tmp_path / "crashes", "--stored-inputs", out=tmp_path / "out")
+    assert run.returncode == 0, run.stderr
+    results = run.results()
+    checkpointing = [t for t in results["tests"] if t["extra_data"]["family"] == "checkpointing"]
+    assert {t["extra_data"]["status"] for t in checkpointing} == {"crashed"}
+    found = re.findall(rf"^{FOUND} (True|False)$", results["output"], re.MULTILINE)
+    # The first worker, and one for each checkpointing test after the first crash: all
+    # before checkpointing's last test; the last one, for the families after it.
+    assert found == ["True"] * len(checkpointing) + ["False"], found
+    others = [t for t in results["tests"] if t["extra_data"]["family"] != "checkpointing"]
+    assert {t["extra_data"]["status"] for t in others} == {"passed"}
