@@ -82,4 +82,4 @@ format:  ## apply ruff's formatting and safe fixes
 	$(UV) run ruff format .
 	$(UV) run ruff check --fix .
 
-ci: lint meta fixtures-check  ## what .ci/run runs after the README's `uv run pytest`
+ci: lint meta fixtures-check  ## lint, the meta-test and the fixtures' reproducibility (.ci/run runs each beside the README's tests)
