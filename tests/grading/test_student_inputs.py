@@ -5,6 +5,7 @@ sharing no case; a class graded `--per-student`, each report naming its own seed
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -103,13 +104,24 @@ def test_two_students_draws_share_no_case(tmp_path: Path):
     assert shared == []
 
 
+def _with_cache(run_root: Path) -> dict[str, str]:
+    """The environment of a run whose grader keeps its cache under `run_root`."""
+    return os.environ | {"XDG_CACHE_HOME": str(run_root / "cache")}
+
+
+def _kept_tables(run_root: Path) -> dict[str, int]:
+    """The known mistakes' tables kept in that cache: each one's inode, by name."""
+    folder = run_root / "cache" / "cs336-grade" / "diagnosis"
+    return {path.name: path.stat().st_ino for path in folder.glob("*.safetensors")}
+
+
 @pytest.fixture(scope="module")
 def class_run(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     root = tmp_path_factory.mktemp("per-student")
     for name in ("alice", "bob"):
         synthetic.write_submission(root / "submissions" / name, synthetic.CORRECT)
     args = ("-j2", "--per-student", "--inputs-secret=s3cret")
-    return grade(root / "submissions", *args, out=root / "out")
+    return grade(root / "submissions", *args, out=root / "out", env=_with_cache(root))
 
 
 def _inputs_line(results: dict[str, object]) -> str:
@@ -131,12 +143,17 @@ def test_each_submission_is_graded_on_its_student_s_inputs(class_run: GradingRun
 
 
 def test_a_resubmission_is_graded_on_the_same_inputs(class_run: GradingRun, tmp_path: Path):
-    """Alice's next submission, alone, under another folder name she is named for."""
+    """Alice's next submission, alone, under another folder name she is named for: her
+    inputs' known mistakes' table is read from the grader's cache, not computed again
+    (computed, it would be written to a new file under the same name)."""
+    kept = _kept_tables(class_run.out.parent)
+    assert len(kept) == 2  # alice's and bob's
     again = synthetic.write_submission(tmp_path / "resubmitted", synthetic.CORRECT)
     args = ("--per-student", "--inputs-secret=s3cret", "--student=alice")
-    run = grade(again, *args, out=tmp_path / "out")
+    run = grade(again, *args, out=tmp_path / "out", env=_with_cache(class_run.out.parent))
     assert run.returncode == 0, run.stderr
     assert _inputs_line(run.results()) == _inputs_line(class_run.results("alice"))
+    assert _kept_tables(class_run.out.parent) == kept
 
 
 def test_per_student_options_say_what_they_need(tmp_path: Path):

@@ -4,17 +4,16 @@ SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for`
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from cs336_harness import withheld
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.inputs.bundle import DIAGNOSIS_TABLE, remove_tree
+from cs336_harness.grading.inputs import table_cache
+from cs336_harness.grading.inputs.bundle import DIAGNOSIS_TABLE, draw_environment, remove_tree
 from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.manifest import manifest_problems
-from cs336_harness.paths import REPO_ROOT
 from cs336_harness.untrusted import NAME_CHARS, clean
 
 SEED_FILE = "seed"
@@ -60,9 +59,7 @@ def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
         ["--seed", str(seed), "--out", str(dest / "fixtures"), "--quiet"]
     )
     if withheld.available(withheld.CATALOG):
-        from cs336_harness.judging.diagnosis.diagnose import write_table
-
-        write_table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
+        table_cache.table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
     if drawn_for:
         (dest / FOR_FILE).write_text(drawn_for)
     (dest / SEED_FILE).write_text(f"{seed}\n")
@@ -76,14 +73,12 @@ def draw_apart(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
     dest = dest.resolve()
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     args = ["draw", "--seed", str(seed), "--out", str(dest), "--for", drawn_for]
-    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
-    env |= {"HOME": str(dest.parent), "TMPDIR": str(dest.parent)}
     done = subprocess.run(
         interpreter.command("cs336_harness.grading", *args),
         capture_output=True,
         text=True,
         cwd=dest.parent,
-        env=interpreter.environment([str(REPO_ROOT)], env),
+        env=draw_environment(dest.parent),
     )
     if done.returncode != 0:
         raise GraderError(f"drawing the inputs failed (seed {seed}):\n{done.stderr[-4000:]}")
