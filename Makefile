@@ -49,10 +49,11 @@ test-grading: test-grading-together test-grading-alone  ## the grader's own test
 # Most of them wait on time-outs and processes as much as they compute: two files at a time
 # (GRADING_WORKERS), each file on one worker, so its grading runs are made once. Those whose verdicts
 # need a quiet host (marked `alone`: load, wall-clock caps, deadlines) after, one at a time.
+# The longest files are handed out first (LONGEST_FIRST in tests/grading/conftest.py).
 GRADING_WORKERS ?= 2
 test-grading-together:  ## the grader's tests that may run beside others, two files at a time [GRADING_WORKERS=2]
 	$(UV) run pytest -m "grading and not alone" -p xdist -n $(GRADING_WORKERS) --dist loadfile \
-	  tests/grading
+	  --no-loadscope-reorder tests/grading
 
 test-grading-alone:  ## the grader's tests that need a quiet host, one at a time
 	$(UV) run pytest -m "grading and alone" tests/grading
