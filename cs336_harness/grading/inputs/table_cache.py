@@ -37,8 +37,6 @@ def key(fixtures: Path, repo: Path = REPO_ROOT) -> str:
 def table(fixtures: Path, dest: Path) -> None:
     """Write the known mistakes' table of `fixtures` to `dest`, from the cache when it has
     it, computed (and kept) otherwise."""
-    import torch
-
     from cs336_harness.judging.diagnosis.diagnose import write_table
 
     folder = cache_dir()
@@ -47,8 +45,10 @@ def table(fixtures: Path, dest: Path) -> None:
         shutil.copyfile(cached, dest)
         os.utime(cached)  # the newest kept
         return
-    # One thread, as a draw has (`bundle.draw_environment`); the grader holds torch for
-    # nothing else.
+    # Computing it imports torch (a cache hit does not): one thread, as a draw has
+    # (`bundle.draw_environment`); the grader holds torch for nothing else.
+    import torch
+
     torch.set_num_threads(1)
     write_table(fixtures, dest)
     with contextlib.suppress(OSError):  # no cache is no failure
