@@ -21,7 +21,7 @@ from pathlib import Path
 from cs336_harness.grading.environments.courses import Course
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.sandbox.interpreter import python_paths, site_packages
-from cs336_harness.paths import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT, user_cache
 
 # What the reports list of an environment's packages.
 SHOWN = ("torch", "numpy")
@@ -76,8 +76,7 @@ def own_versions() -> dict[str, str]:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "cs336-grade" / "courses"
+    return user_cache() / "cs336-grade" / "courses"
 
 
 def _key(course: Course) -> str:

@@ -15,7 +15,7 @@ from cs336_harness import withheld
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.inputs import table_cache
 from cs336_harness.grading.sandbox import interpreter
-from cs336_harness.paths import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT, user_cache
 
 # Folders relative to the repository root, withheld with everything below them.
 WITHHELD = (
@@ -155,7 +155,7 @@ def draw_environment(private: Path) -> dict[str, str]:
     (a third more CPU, for no less wall-clock time)."""
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
     env |= {"HOME": str(private), "TMPDIR": str(private)}
-    env |= {"XDG_CACHE_HOME": str(table_cache.cache_dir().parents[1])}
+    env |= {"XDG_CACHE_HOME": str(user_cache())}
     return interpreter.environment([str(REPO_ROOT)], env)
 
 

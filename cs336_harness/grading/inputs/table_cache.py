@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from cs336_harness.manifest import MANIFEST_NAME
-from cs336_harness.paths import REPO_ROOT
+from cs336_harness.paths import REPO_ROOT, user_cache
 
 # What computes a table: its source, hashed into the table's name.
 SOURCES = ("cs336_staff", "cs336_harness/judging/diagnosis")
@@ -20,8 +20,7 @@ KEPT = 8
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "cs336-grade" / "diagnosis"
+    return user_cache() / "cs336-grade" / "diagnosis"
 
 
 def key(fixtures: Path, repo: Path = REPO_ROOT) -> str:
