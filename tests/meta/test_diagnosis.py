@@ -19,9 +19,11 @@ from cs336_harness import bpe_fingerprint
 from cs336_harness.judging.case_layout import case_table
 from cs336_harness.judging.diagnosis import plugin
 from cs336_harness.judging.diagnosis.diagnose import (
+    DISCRIMINATING,
     Candidate,
     LiveCatalog,
     Table,
+    _largest,
     fingerprint_index,
     matches,
     output_scale,
@@ -235,6 +237,25 @@ def test_a_fingerprint_leaves_out_what_the_mistake_masks():
     large = np.ma.masked_array(np.arange(float(size)), np.arange(size) % 2 == 1)
     index = fingerprint_index(large, np.zeros(size))
     assert index.size > 1000 and not (index % 2).any()
+
+
+@pytest.mark.parametrize("values", ["distinct", "tied", "infinite"])
+def test_a_fingerprint_keeps_the_elements_argpartition_chose(values: str):
+    """The farthest elements are found among those above a sampled bound; where values equal
+    at the k-th place leave a choice, it is argpartition's, on every element, as before: a
+    table computed since is the one computed then (1,363 fingerprints of the stored draw and
+    of two fresh ones compared, 2026-11-28)."""
+    rng = np.random.default_rng(0)
+    size, k = 640_000, DISCRIMINATING
+    gap = {
+        "distinct": rng.random(size),
+        # Thousands equal at the k-th place: the sample's candidates hold other ones.
+        "tied": rng.integers(0, 100, size).astype(np.float64),
+        "infinite": np.where(rng.random(size) < 0.001, np.inf, rng.random(size)),
+    }[values]
+    top = _largest(gap, k)
+    assert top.size == k
+    assert set(top.tolist()) == set(np.argpartition(-gap, k)[:k].tolist())
 
 
 def test_without_known_mistakes_a_masked_with_zero_attention_says_so(pytester):
