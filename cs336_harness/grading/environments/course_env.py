@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -72,7 +73,14 @@ def _describe(course: Course, python: str, versions: dict[str, str], where: str)
 
 
 def own_versions() -> dict[str, str]:
-    return {d.metadata["Name"].lower(): d.version for d in metadata.distributions()}
+    """Each installed distribution's version, by lower-case name, in the grader's own
+    environment (read once a process: every distribution's metadata, 60 ms)."""
+    return dict(_own_versions())
+
+
+@cache
+def _own_versions() -> tuple[tuple[str, str], ...]:
+    return tuple((d.metadata["Name"].lower(), d.version) for d in metadata.distributions())
 
 
 def cache_dir() -> Path:
