@@ -23,14 +23,10 @@ import pytest
 from cs336_harness.grading import cli
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.gradescope import run_autograder as run_autograder_module
-from cs336_harness.grading.gradescope.run_autograder import (
-    TRUSTED_MEMORY,
-    fit_memory,
-    not_found,
-    to_grade,
-)
+from cs336_harness.grading.gradescope.run_autograder import TRUSTED_MEMORY, fit_memory
 from cs336_harness.grading.inputs.student_inputs import student_seed
 from cs336_harness.grading.intake.submissions import find_in_upload
+from cs336_harness.grading.intake.upload import not_found, to_grade
 from cs336_harness.grading.packaging.autograder import (
     MATRIX_TORCH,
     SECRET_FILE,
