@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading test-grading-together test-grading-alone
+.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading test-grading-together test-grading-alone platforms
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -57,6 +57,13 @@ test-grading-together:  ## the grader's tests that may run beside others, two fi
 
 test-grading-alone:  ## the grader's tests that need a quiet host, one at a time
 	$(UV) run pytest -m "grading and alone" tests/grading
+
+# Not in CI (minutes): the reporter's JavaScript and PrairieLearn's repository are fetched
+# copies (CLASSROOM_REPORTER, PRAIRIELEARN_REPO: docs/grading.md, "Checked against the
+# platforms"), and the emulated container needs root. PyYAML and jsonschema read the workflow
+# and check info.json against PrairieLearn's own schema, for this run only.
+platforms:  ## the grader on the platforms end to end: GitHub Classroom's reporter, PrairieLearn's emulated container, Gradescope's autograder
+	$(UV) run --with pyyaml --with jsonschema pytest -m platforms tests/platforms
 
 train:  ## train a small byte-level LM on Shakespeare (minutes; configs/train_small.toml)
 	$(UV) run cs336-train --config configs/train_small.toml

@@ -35,8 +35,13 @@ TESTS = Path(__file__).parent
 # only mean something, and only import, when the implementation under test is the bundled one.
 PACKAGE_TESTS = TESTS / "package"
 # Folders whose tests carry a marker because of where they live, not because each module
-# remembers to say so: the grader's own tests, and the tests of the tests (`make meta`).
-MARKED_FOLDERS = {TESTS / "grading": "grading", TESTS / "meta": "meta"}
+# remembers to say so: the grader's own tests, the tests of the tests (`make meta`), and the
+# grader run end to end on the grading platforms (`make platforms`).
+MARKED_FOLDERS = {
+    TESTS / "grading": "grading",
+    TESTS / "meta": "meta",
+    TESTS / "platforms": "platforms",
+}
 # An expression naming more markers than this is not analysed; the folder is collected.
 MAX_MARKERS = 8
 KEYWORDS = {"and", "or", "not"}

@@ -1,6 +1,7 @@
 """`cs336-grade`'s command line, parsed into typed options (`options`) for `run`: grade
 submissions (`cs336-grade [SUBMISSION ...]`; none: the bundled implementation), `merge`
-shards' reports, build an `autograder`, `draw` inputs once, write the class `report` again.
+shards' reports, build an `autograder`, write a GitHub `classroom` workflow or a
+`prairielearn` course's files, `draw` inputs once, write the class `report` again.
 Exit status: 0 graded, 1 below `--fail-under`, 2 the grader could not run, 130 interrupted."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.text import Text
 from cs336_harness.grading import options, run
 from cs336_harness.grading.environments.courses import COURSES, by_name
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs.student_inputs import new_secret
 from cs336_harness.grading.options import ALL_OR_NOTHING, PARTIAL
 from cs336_harness.grading.packaging.autograder import (
     DEFAULT_PYTHON,
@@ -30,6 +32,8 @@ from cs336_harness.grading.packaging.autograder import (
     PYTHONS,
     locked_torch,
 )
+from cs336_harness.grading.packaging.prairielearn_course import INPUTS as PRAIRIELEARN_INPUTS
+from cs336_harness.grading.packaging.prairielearn_course import MOST_SECONDS, PER_VARIANT
 from cs336_harness.grading.run import EXIT_GRADER_ERROR, EXIT_INTERRUPTED
 from cs336_harness.grading.sandbox.limits import Limits, format_size, parse_size
 from cs336_harness.grading.sandbox.tiers import AUTO, BUBBLEWRAP, NONE, USER
@@ -385,6 +389,78 @@ def parse_autograder(argv: list[str]) -> options.Autograder:
     )
 
 
+def parse_classroom(argv: list[str]) -> options.Platform:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade classroom",
+        description="Write the GitHub Actions workflow for a GitHub Classroom assignment: on "
+        "every push it grades the student's repository with these options, on its stored "
+        "fixtures, and hands the points to GitHub Classroom's autograding reporter, a runner "
+        "per family of the rubric (or one for the assignment: its [classroom] table).",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(".github/workflows/classroom.yml"),
+        help="the workflow file to write, in the template repository",
+    )
+    _grading_options(parser)
+    args = parser.parse_args(argv)
+    return options.Platform(args.out, _grading(args))
+
+
+def parse_prairielearn(argv: list[str]) -> options.PrairieLearn:
+    parser = argparse.ArgumentParser(
+        prog="cs336-grade prairielearn",
+        description="Write what a PrairieLearn course needs to grade the assignment: the "
+        "grading package for serverFilesCourse/ (its entry point grading with these options), "
+        "a question graded externally, and the recipe of the image (the course's environment) "
+        "to build and push to Docker Hub.",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("prairielearn"), help="a new folder to write into"
+    )
+    parser.add_argument(
+        "--image",
+        required=True,
+        metavar="NAME",
+        help="the image's name on Docker Hub, for info.json, e.g. my-course/cs336-grader:2026",
+    )
+    _grading_options(parser)
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=MOST_SECONDS,
+        metavar="SECONDS",
+        help=f"the question's grading timeout (PrairieLearn allows at most {MOST_SECONDS}, the "
+        "default): results.json is written before it",
+    )
+    parser.add_argument(
+        "--inputs",
+        choices=PRAIRIELEARN_INPUTS,
+        default=PER_VARIANT,
+        help="per-variant (default): each run draws the inputs of the submission's variant "
+        "(each student has their own, every resubmission the same) from a secret kept in "
+        "the package; per-submission: each run draws its own",
+    )
+    parser.add_argument(
+        "--inputs-secret",
+        metavar="SECRET",
+        help="the secret of the per-variant inputs (default: a new one, kept in the package)",
+    )
+    parser.add_argument(
+        "--uuid", help="the question's UUID, to write the files of a question that exists again"
+    )
+    args = parser.parse_args(argv)
+    if not 0 < args.timeout <= MOST_SECONDS:
+        parser.error(f"--timeout must be between 1 and {MOST_SECONDS} seconds")
+    if args.inputs != PER_VARIANT and args.inputs_secret is not None:
+        parser.error("--inputs-secret is for --inputs per-variant")
+    secret = (args.inputs_secret or new_secret()) if args.inputs == PER_VARIANT else None
+    return options.PrairieLearn(
+        args.out, _grading(args), args.image, args.timeout, args.inputs, secret, args.uuid or ""
+    )
+
+
 def parse_draw(argv: list[str]) -> options.Draw:
     parser = argparse.ArgumentParser(
         prog="cs336-grade draw",
@@ -406,7 +482,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 # What each subcommand is called in the line that says it could not run.
 CANNOT = {"autograder": "build the autograder", "draw": "draw inputs",
-          "report": "write the class report"}  # fmt: skip
+          "report": "write the class report", "classroom": "write the workflow",
+          "prairielearn": "write the course's files"}  # fmt: skip
+# The subcommands; anything else is a grading's arguments.
+COMMANDS = ("merge", "autograder", "draw", "report", "classroom", "prairielearn")
 
 
 def _dispatch(command: str | None, argv: list[str], console: Console, errors: Console) -> int:
@@ -419,12 +498,16 @@ def _dispatch(command: str | None, argv: list[str], console: Console, errors: Co
         return run.draw(parse_draw(argv), console)
     if command == "report":
         return run.class_report(parse_report(argv), console)
+    if command == "classroom":
+        return run.classroom(parse_classroom(argv), console)
+    if command == "prairielearn":
+        return run.prairielearn(parse_prairielearn(argv), console)
     return run.grade(_grade(parse_args(argv)), console, errors)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    command = argv[0] if argv[:1] in (["merge"], ["autograder"], ["draw"], ["report"]) else None
+    command = argv[0] if argv[:1] and argv[0] in COMMANDS else None
     # Reading a submission's source (the rules, its imports) parses it, and Python warns
     # about what it finds there with a line of that source: the submission's text on the
     # operator's terminal, uncleaned, once per file. The grader never needs those warnings.

@@ -113,6 +113,28 @@ class Autograder:
 
 
 @dataclass(frozen=True)
+class Platform:
+    """`cs336-grade classroom`: the workflow, written to `out`, grading with these options."""
+
+    out: Path
+    grading: Grading
+
+
+@dataclass(frozen=True)
+class PrairieLearn:
+    """`cs336-grade prairielearn`: the course's files, written into `out`: the image's name
+    on Docker Hub, the question's timeout, how its runs draw inputs, its UUID ("": new)."""
+
+    out: Path
+    grading: Grading
+    image: str
+    timeout: int
+    inputs: str
+    secret: str | None
+    question_uuid: str = ""
+
+
+@dataclass(frozen=True)
 class Draw:
     """`cs336-grade draw`."""
 

@@ -31,11 +31,13 @@ from cs336_harness.grading.inputs import drawn
 from cs336_harness.grading.inputs.bundle import build_bundle, fresh_fixtures, remove_tree
 from cs336_harness.grading.inputs.student_inputs import named_student, new_secret, student_seed
 from cs336_harness.grading.intake.submissions import discover
+from cs336_harness.grading.packaging import classroom_workflow, prairielearn_course
 from cs336_harness.grading.packaging.autograder import PER_ASSIGNMENT, PER_STUDENT, Image
 from cs336_harness.grading.packaging.autograder import build as build_autograder
 from cs336_harness.grading.reports import RunInfo, run_environment, write_reports
 from cs336_harness.grading.reports.archive import read_archive
 from cs336_harness.grading.reports.class_report import write_class_report
+from cs336_harness.grading.reports.classroom import runner_names
 from cs336_harness.grading.reports.gradescope import DIAGNOSED_BY_OUTPUT
 from cs336_harness.grading.reports.table import family_table, print_table, submissions_table
 from cs336_harness.grading.results import SubmissionResult
@@ -165,6 +167,42 @@ def autograder(asked: options.Autograder, console: Console) -> int:
         f"wrote {asked.out} ({inputs}; results within {asked.timeout:g} s): upload it as the "
         "assignment's autograder, with the same autograder timeout in its settings",
         markup=False,
+    )
+    return EXIT_OK
+
+
+def classroom(asked: options.Platform, console: Console) -> int:
+    """Write the GitHub Classroom workflow."""
+    grading = asked.grading
+    text = classroom_workflow.workflow(grading.rubric, grading.as_arguments())
+    asked.out.parent.mkdir(parents=True, exist_ok=True)
+    asked.out.write_text(text)
+    runners = runner_names(grading.rubric)
+    console.print(
+        f"wrote {asked.out} ({len(runners)} runners: {', '.join(runners)}): commit it to the "
+        "assignment's template repository, with the rubric as its rubric.toml",
+        markup=False,
+        soft_wrap=True,
+    )
+    return EXIT_OK
+
+
+def prairielearn(asked: options.PrairieLearn, console: Console) -> int:
+    """Write a PrairieLearn course's files for the assignment."""
+    grading = asked.grading
+    question = prairielearn_course.Question(
+        grading.course, asked.image, asked.timeout, asked.inputs, asked.secret, asked.question_uuid
+    )
+    prairielearn_course.build(asked.out, grading.rubric_path, grading.as_arguments(), question)
+    inputs = {
+        prairielearn_course.PER_VARIANT: "inputs per variant, from a secret kept in the package",
+    }.get(question.inputs, "inputs per submission")
+    console.print(
+        f"wrote {asked.out} ({inputs}; results within {question.timeout:g} s): copy its "
+        f"serverFilesCourse/ and questions/ into the course, and build and push the image "
+        f"in {asked.out / 'image'} as {question.image}",
+        markup=False,
+        soft_wrap=True,
     )
     return EXIT_OK
 
@@ -339,7 +377,7 @@ def _report(
 ) -> int:
     results = [score(r, rubric, info.partial) for r in graded]
     # Reports first: they are what CI keeps, even if the terminal goes away mid-table.
-    written = write_reports(results, out, info, rubric.gradescope, positions)
+    written = write_reports(results, out, info, rubric, positions)
     _warn_about_rubric(rubric, results, errors)
     if results:
         table = family_table(results[0]) if len(results) == 1 else submissions_table(results)

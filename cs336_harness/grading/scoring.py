@@ -33,6 +33,10 @@ VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 OUTPUT_FORMATS = ("text", "ansi", "md", "html", "simple_format")
 # `[scoring] credit`: per contract case (pro rata), or per family (all or nothing).
 CREDITS = ("case", "family")
+# `[classroom] runners`: GitHub Classroom's reporter gets a runner per family of the rubric,
+# or one for the whole assignment (both beside one for the hardening tests).
+FAMILY, ASSIGNMENT = "family", "assignment"
+RUNNERS = (FAMILY, ASSIGNMENT)
 # `[policy] late_penalty_per`: the late penalty is taken per started day or hour after the
 # due date, or once.
 LATE_UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1), "once": None}
@@ -71,6 +75,13 @@ class Gradescope:
 
     def test_visibility(self, family: str) -> str:
         return self.family_visibility.get(family, self.visibility)
+
+
+@dataclass(frozen=True)
+class Classroom:
+    """How GitHub Classroom's reporter gets the results (the rubric's `[classroom]` table)."""
+
+    runners: str = FAMILY
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,7 @@ class Rubric:
     policy: SubmissionPolicy = SubmissionPolicy()
     # The environment submissions run in (`[environment]`; the newest course's by default).
     course: Course = COURSES[NEWEST]
+    classroom: Classroom = Classroom()
 
     def get(self, family: str) -> FamilyPoints | None:
         if family == HARDENING:
@@ -194,13 +206,14 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise RubricError(f"cannot read the rubric {path}: {error}") from error
-    tables = {"families", HARDENING, "gradescope", "rules", "scoring", "policy", "environment"}
+    tables = {"families", HARDENING, "gradescope", "classroom", "rules", "scoring", "policy",
+              "environment"}  # fmt: skip
     unknown = sorted(set(data) - tables)
     if unknown:
         raise RubricError(
             f"rubric {path}: unknown {', '.join(map(repr, unknown))} (its tables are "
-            "[families], [hardening], [scoring], [gradescope], [rules], [policy] and "
-            "[environment])"
+            "[families], [hardening], [scoring], [gradescope], [classroom], [rules], [policy] "
+            "and [environment])"
         )
     # Without a [families] table, the registry's points for upstream's families; with one,
     # the course's table whole.
@@ -221,7 +234,15 @@ def load_rubric(path: Path = DEFAULT_RUBRIC) -> Rubric:
                             "[environment]")  # fmt: skip
     except ValueError as error:
         raise RubricError(str(error)) from None
-    return Rubric(families, hardening, gradescope, rules, partial, policy, course)
+    classroom = _classroom(path, data.get("classroom", {}))
+    return Rubric(families, hardening, gradescope, rules, partial, policy, course, classroom)
+
+
+def _classroom(path: Path, table: object) -> Classroom:
+    where = f"rubric {path}, [classroom]"
+    if not isinstance(table, dict) or set(table) - {"runners"}:
+        raise RubricError(f"{where} may hold only runners")
+    return Classroom(_choice(where, "runners", table.get("runners", FAMILY), RUNNERS))
 
 
 def _partial(path: Path, table: object) -> bool:

@@ -23,7 +23,6 @@ import pytest
 from cs336_harness.grading import cli
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.gradescope import run_autograder as run_autograder_module
-from cs336_harness.grading.gradescope.run_autograder import TRUSTED_MEMORY, fit_memory
 from cs336_harness.grading.inputs.student_inputs import student_seed
 from cs336_harness.grading.intake.submissions import find_in_upload
 from cs336_harness.grading.intake.upload import not_found, to_grade
@@ -35,6 +34,7 @@ from cs336_harness.grading.packaging.autograder import (
     locked_torch,
 )
 from cs336_harness.grading.packaging.handout import export
+from cs336_harness.grading.sandbox.container import TRUSTED_MEMORY, fit_memory
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import handed_in, synthetic

@@ -24,39 +24,9 @@ from cs336_harness.grading.intake.upload import to_grade
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.sandbox import container
-from cs336_harness.grading.sandbox.limits import format_size, parse_size
+from cs336_harness.grading.sandbox.container import TRUSTED_MEMORY, fit_memory
+from cs336_harness.grading.sandbox.limits import format_size
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, SubmissionPolicy, load_rubric
-
-# What the grader's own processes hold at their peak in Gradescope's container, beside the
-# worker: the grader (~55 MB), the judge (~230 MB) and the child running the tests (~230 MB,
-# much of it shared with the judge), as measured at 768 MB, CPU-only torch 2.13, Python 3.11;
-# see docs/grading.md. A worker's data memory is capped to leave them this much.
-TRUSTED_MEMORY = 400 << 20
-# The least a worker needs: Python, torch and torch._dynamo (~300 MB of data), and room for
-# the tests' tensors.
-WORKER_MEMORY = 320 << 20
-
-
-def fit_memory(options: list[str], limit: int | None) -> list[str] | str:
-    """`options` with the worker's memory limit lowered to fit in a container of `limit`
-    bytes beside the grader's own processes, so that a submission that allocates too much
-    fails in its own call rather than getting a process of the grader killed; a message for
-    staff instead when the container is too small to grade in at all."""
-    if limit is None:
-        return options
-    sizes = [o.split("=", 1)[1] for o in options if o.startswith("--memory-limit=")]
-    asked = parse_size(sizes[-1]) if sizes else 0
-    room = limit - TRUSTED_MEMORY
-    if room < WORKER_MEMORY:
-        return (
-            f"the container's memory limit ({format_size(limit)}) is too small to grade: a "
-            f"submission's worker needs {format_size(WORKER_MEMORY)} beside the grader's "
-            f"{format_size(TRUSTED_MEMORY)}; raise it to at least "
-            f"{format_size(WORKER_MEMORY + TRUSTED_MEMORY)} ({container.SETTING})"
-        )
-    if asked and asked <= room:
-        return options
-    return [*options, f"--memory-limit={room}"]
 
 
 def _with_deadline_less(options: list[str], spent: float) -> list[str]:

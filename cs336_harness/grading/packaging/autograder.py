@@ -189,29 +189,37 @@ class Image:
         return [f"--deadline={deadline:g}", *drawn]
 
 
+def stage(tree: Path, rubric: Path, repo: Path = REPO_ROOT) -> None:
+    """Copy into `tree` what grading a submission on fresh inputs needs: the harness, the
+    graded tests and what the handout withholds for drawing inputs (`NEEDED`), the
+    environment's files and the corpus (`COPIED`), and `rubric` as rubric.toml. A platform's
+    package adds its own scripts and README."""
+    missing = [name for name in (*NEEDED, *COPIED) if not (repo / name).exists()]
+    if missing:
+        raise GraderError(
+            f"{repo} has no {', '.join(missing)}, which grading on fresh inputs needs (a "
+            "student handout withholds them)"
+        )
+    copy_tree(repo / "cs336_harness", tree / "cs336_harness", repo)
+    for name in NEEDED:
+        copy_tree(repo / name, tree / name, repo, withheld=())
+    copy_tree(repo / "tests", tree / "tests", repo, skip=NOT_TRUSTED_TESTS)
+    for name in COPIED:
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(repo / name, tree / name)
+    shutil.copyfile(rubric, tree / "rubric.toml")
+
+
 def build(
     dest: Path, rubric: Path, options: list[str], repo: Path = REPO_ROOT, image: Image = Image()
 ) -> None:
     """Write the autograder zip to `dest`: `rubric` as its rubric.toml, a setup.sh that
     installs and draws what `image` says, and a run_autograder that passes `options` to
     cs336-grade."""
-    missing = [name for name in (*NEEDED, *COPIED) if not (repo / name).exists()]
-    if missing:
-        raise GraderError(
-            f"{repo} has no {', '.join(missing)}, which the autograder needs to draw fresh "
-            "inputs (a student handout withholds them)"
-        )
     setup = image.setup(repo)
     with tempfile.TemporaryDirectory(prefix="cs336-autograder-") as staging:
         tree = Path(staging)
-        copy_tree(repo / "cs336_harness", tree / "cs336_harness", repo)
-        for name in NEEDED:
-            copy_tree(repo / name, tree / name, repo, withheld=())
-        copy_tree(repo / "tests", tree / "tests", repo, skip=NOT_TRUSTED_TESTS)
-        for name in COPIED:
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(repo / name, tree / name)
-        shutil.copyfile(rubric, tree / "rubric.toml")
+        stage(tree, rubric, repo)
         (tree / "README.md").write_text(README)
         (tree / "setup.sh").write_text(setup)
         own = f"--per-student {SECRET_FILE} " if image.secret is not None else ""

@@ -1,12 +1,14 @@
-"""Reports of a grading run: Gradescope JSON, JUnit XML, a CSV summary, terminal tables,
-`grading.json` (what `cs336-grade merge` combines shards from) and, for a class, the class
-report; every one says how the run was made (`RunInfo`)."""
+"""Reports of a grading run: Gradescope's results.json, GitHub Classroom's reporter input,
+PrairieLearn's results.json, JUnit XML, a CSV summary, terminal tables, `grading.json` (what
+`cs336-grade merge` combines shards from) and, for a class, the class report; every one says
+how the run was made (`RunInfo`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from cs336_harness.grading.reports import classroom, prairielearn
 from cs336_harness.grading.reports.archive import write_archive
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.class_report import write_class_report
@@ -14,7 +16,10 @@ from cs336_harness.grading.reports.gradescope import results_json
 from cs336_harness.grading.reports.junit import write_junit
 from cs336_harness.grading.reports.summary import write_summary
 from cs336_harness.grading.results import SubmissionResult
-from cs336_harness.grading.scoring import Gradescope, Score
+from cs336_harness.grading.scoring import Rubric, Score
+
+# Each submission's GitHub Classroom runners' results, and its PrairieLearn results.json.
+CLASSROOM, PRAIRIELEARN = "classroom.json", "prairielearn.json"
 
 
 @dataclass(frozen=True)
@@ -57,12 +62,14 @@ def write_reports(
     results: list[Score],
     out: Path,
     info: RunInfo,
-    gradescope: Gradescope,
+    rubric: Rubric,
     positions: list[int] | None = None,
 ) -> list[str]:
     """Write every report; return what was written, relative to `out`, for the terminal.
-    `gradescope`: the rubric's settings for results.json (`info.visibility` overrides its
-    visibility); `positions`: each submission's place in the class (default: as listed)."""
+    `rubric`: its settings for results.json (`info.visibility` overrides its visibility)
+    and for GitHub Classroom; `positions`: each submission's place in the class (default:
+    as listed)."""
+    gradescope = rubric.gradescope
     if info.visibility is not None:
         gradescope = replace(gradescope, visibility=info.visibility)
     out.mkdir(parents=True, exist_ok=True)
@@ -73,11 +80,16 @@ def write_reports(
         lines = info.lines(result.submission)
         report = results_json(result, gradescope, lines, info.for_students)
         write_json(directory / "results.json", report, indent=2)
+        write_json(directory / CLASSROOM, classroom.runner_results(result, rubric), indent=2)
+        learn = prairielearn.results(result, lines, info.for_students)
+        write_json(directory / PRAIRIELEARN, learn, indent=2)
     write_junit(results, out / "junit.xml", info.to_dict())
     places = positions if positions is not None else list(range(len(results)))
     write_archive(results, out / "grading.json", info.to_dict(), places)
+    own = ["results.json", CLASSROOM, PRAIRIELEARN]
     if one:
-        return ["results.json", "junit.xml", "grading.json"]
+        return [*own, "junit.xml", "grading.json"]
     write_summary(results, out / "summary.csv", info.sandbox, info.seed, info.environment)
     report = write_class_report(results, out, info.to_dict())
-    return ["<submission>/results.json", "junit.xml", "summary.csv", "grading.json", *report]
+    mine = [f"<submission>/{name}" for name in own]
+    return [*mine, "junit.xml", "summary.csv", "grading.json", *report]

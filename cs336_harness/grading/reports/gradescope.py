@@ -9,7 +9,8 @@ import html
 import re
 from typing import Any
 
-from cs336_harness.grading.results import HARDENING, GradedTest, Status, called_lines
+from cs336_harness.grading.reports.verdicts import described, rules_lines, same_failure
+from cs336_harness.grading.results import HARDENING, GradedTest, Status
 from cs336_harness.grading.scoring import BEYOND, FamilyScore, Gradescope, Score
 
 
@@ -31,37 +32,6 @@ def render(text: str, output_format: str) -> str:
     return text
 
 
-def _test_output(test: GradedTest, family: FamilyScore) -> str:
-    if test.status == Status.PASSED:
-        if not family.counts(test):
-            return (
-                f"passed, for no points: an implementation that computes nothing passes it too "
-                f"({test.trivial}); it earns once a {test.family} test that tells them apart "
-                "passes"
-            )
-        if family.points == 0 and family.max_points > 0:
-            return "passed (the family earns its points only when all its tests pass)"
-        return "passed"
-    # "not implemented: run_rope" says its verdict already.
-    said = test.message.startswith(str(test.status))
-    text = test.message if said else f"{test.status}: {test.message}"
-    # A failure's details open with its message when the test failed with a message alone.
-    details = test.details
-    if test.message and details.startswith(test.message):
-        details = details[len(test.message) :].lstrip("\n")
-    return f"{text}\n\n{details}" if details.strip() else text
-
-
-def _same_failure(result: Score) -> str:
-    """The one message every test failed with (a syntax error, an import that fails), as
-    the output's opening line; "" when the failures differ, or some test passed."""
-    messages = {t.message for t in result.submission.tests if t.status != Status.PASSED}
-    tests = result.submission.tests
-    if len(messages) != 1 or any(t.status == Status.PASSED for t in tests) or len(tests) < 2:
-        return ""
-    return f"Every test failed the same way: {messages.pop()}"
-
-
 def _test_entry(
     test: GradedTest, family: FamilyScore, number: str, settings: Gradescope
 ) -> dict[str, Any]:
@@ -78,7 +48,7 @@ def _test_entry(
         "score": round(earned, 6),
         "max_score": round(share, 6),
         "status": "passed" if test.status == Status.PASSED else "failed",
-        "output": render(_test_output(test, family), settings.output_format),
+        "output": render(described(test, family), settings.output_format),
         "visibility": settings.test_visibility(shown_as),
         "extra_data": {
             "status": str(test.status),
@@ -94,21 +64,9 @@ DIAGNOSED_BY_OUTPUT = {Status.CRASHED, Status.TIMED_OUT, Status.ERROR}
 
 
 def _rules(result: Score) -> tuple[list[str], dict[str, Any]]:
-    """The assignment's rules, as the top-level output's closing lines and `extra_data`: a
-    use changes no test's verdict (a penalty, if the rubric sets one, comes off the score;
-    the static reading's uses alone decide it)."""
+    """The assignment's rules, as the top-level output's closing lines (`rules_lines`) and
+    `extra_data`."""
     submission = result.submission
-    lines = [f"forbidden: {f}" for f in submission.forbidden]
-    lines += [f"not read: {u}" for u in submission.unread]
-    if submission.forbidden_count > len(submission.forbidden):
-        lines.append(f"... {submission.forbidden_count} forbidden uses in all")
-    if result.penalty:
-        lines.append(f"{result.penalty:g} points taken off the score (the rubric's [rules])")
-    heading = "assignment rules (static reading of the source): " + (
-        f"{submission.forbidden_count} forbidden use(s)"
-        if submission.forbidden_count
-        else "no forbidden use of torch.nn, torch.nn.functional or torch.optim found"
-    )
     data = {
         "forbidden_uses": submission.forbidden_count,
         "forbidden": list(submission.forbidden),
@@ -117,7 +75,7 @@ def _rules(result: Score) -> tuple[list[str], dict[str, Any]]:
         "forbidden_call_sites": submission.called_count,
         "called": [str(site) for site in submission.called],
     }
-    return [heading, *lines, *called_lines(submission)], data
+    return rules_lines(result), data
 
 
 def document(score: float, output: str, settings: Gradescope, **details: Any) -> dict[str, Any]:
@@ -147,7 +105,7 @@ def results_json(
     grader's terminal has them, for staff)."""
     diagnose = any(t.status in DIAGNOSED_BY_OUTPUT for t in result.submission.tests)
     rules, rules_data = _rules(result)
-    same = _same_failure(result) if for_students else ""
+    same = same_failure(result) if for_students else ""
     shown_run = [] if for_students else list(run)
     notes = [f"note: {note}" for note in result.submission.notes]
     lines = [*([same] if same else []), *shown_run, *notes, *rules]
