@@ -60,10 +60,9 @@ test-grading-alone:  ## the grader's tests that need a quiet host, one at a time
 
 # Not in CI (minutes): the reporter's JavaScript and PrairieLearn's repository are fetched
 # copies (CLASSROOM_REPORTER, PRAIRIELEARN_REPO: docs/grading.md, "Checked against the
-# platforms"), and the emulated container needs root. PyYAML and jsonschema read the workflow
-# and check info.json against PrairieLearn's own schema, for this run only.
+# platforms"), and the emulated container needs root.
 platforms:  ## the grader on the platforms end to end: GitHub Classroom's reporter, PrairieLearn's emulated container, Gradescope's autograder
-	$(UV) run --with pyyaml --with jsonschema pytest -m platforms tests/platforms
+	$(UV) run pytest -m platforms tests/platforms
 
 train:  ## train a small byte-level LM on Shakespeare (minutes; configs/train_small.toml)
 	$(UV) run cs336-train --config configs/train_small.toml
