@@ -173,8 +173,8 @@ def test_the_grade_of_record_gives_the_points_of_the_in_repository_run(work: Pat
         assert runner_points(recorded) == points, student
         for family, earned in points.items():
             assert float(rows[name][family]) == pytest.approx(earned, abs=1e-6), family
-        report = (work / "merged" / name / "results.json").read_text()
-        assert "per student" in report and "stored" not in report
+        report = json.loads((work / "merged" / name / "results.json").read_text())
+        assert f"inputs: drawn for student '{name}'" in report["output"]
 
 
 def _lines(results: dict[str, Any]) -> dict[str, str]:
