@@ -43,10 +43,11 @@ jobs:
         uses: astral-sh/setup-uv@v6
         with:
           version: "{uv}"
+      # The course's Python and packages (uv.lock's, without the harness's own dev tools).
       - name: Install the course's environment (uv.lock) and the grader's sandbox
         run: |
           sudo apt-get update -qq && sudo apt-get install -y -qq bubblewrap
-          uv sync --locked --compile-bytecode
+          uv sync --locked --no-dev --compile-bytecode
       # As root: Ubuntu's runners refuse the sandbox's namespaces to other users.
       - name: Grade
         id: grade
