@@ -35,6 +35,7 @@ from cs336_harness.grading.packaging.autograder import (
 from cs336_harness.grading.packaging.prairielearn_course import INPUTS as PRAIRIELEARN_INPUTS
 from cs336_harness.grading.packaging.prairielearn_course import MOST_SECONDS, PER_VARIANT
 from cs336_harness.grading.run import EXIT_GRADER_ERROR, EXIT_INTERRUPTED
+from cs336_harness.grading.sandbox.container import GRADESCOPE_MEMORY
 from cs336_harness.grading.sandbox.limits import Limits, format_size, parse_size
 from cs336_harness.grading.sandbox.tiers import AUTO, BUBBLEWRAP, NONE, USER
 from cs336_harness.grading.scoring import (
@@ -315,19 +316,31 @@ def parse_autograder(argv: list[str]) -> options.Autograder:
     image.add_argument(
         "--python",
         choices=PYTHONS,
-        help=f"the Python uv installs (default: the course's, {DEFAULT_PYTHON} for every one)",
+        help=f"the Python uv installs (default: the course's, {DEFAULT_PYTHON} for 2025's and "
+        "2026's; the rubric's [environment] may name another)",
     )
     image.add_argument(
         "--torch",
         default="",
         metavar="VERSION",
-        help=f"the torch to install, one that .ci/matrix.py checks: {', '.join(MATRIX_TORCH)} "
-        f"(default: the course's; uv.lock's is {locked_torch()})",
+        help="the torch to install, as 2.11: the course's (the default), which the rubric's "
+        f"[environment] may set to any; the harness is checked on {', '.join(MATRIX_TORCH)} "
+        f"(.ci/matrix.py) and uv.lock's {locked_torch()}, and the build warns of another",
     )
     image.add_argument(
         "--cuda",
         action="store_true",
-        help="PyPI's CUDA build of torch (gigabytes of libraries) instead of the CPU-only one",
+        help="PyPI's CUDA build of torch (gigabytes of libraries, more memory per process) "
+        "instead of the CPU-only one",
+    )
+    image.add_argument(
+        "--memory",
+        type=_argument(parse_size),
+        default=GRADESCOPE_MEMORY,
+        metavar="SIZE",
+        help="the assignment's container memory on Gradescope (default "
+        f"{format_size(GRADESCOPE_MEMORY)}, its own): a build that cannot grade in it is "
+        "refused, and each run caps a submission's memory to fit beside the grader",
     )
     image.add_argument(
         "--inputs",
@@ -379,9 +392,8 @@ def parse_autograder(argv: list[str]) -> options.Autograder:
     return options.Autograder(
         out=args.out,
         grading=grading,
-        python=python,
-        torch=torch,
         cuda=args.cuda,
+        memory=args.memory,
         inputs=args.inputs,
         seed=args.seed,
         secret=args.inputs_secret,

@@ -26,7 +26,7 @@ from cs336_harness.grading.inputs.bundle import Bundle, differences, digests, re
 from cs336_harness.grading.inputs.drawn import DrawnInputs
 from cs336_harness.grading.intake.absent_imports import absent_imports
 from cs336_harness.grading.intake.copy import IntakeRefused, LeftOut, copy_submission
-from cs336_harness.grading.intake.declared_env import Declared, declared
+from cs336_harness.grading.intake.declared_env import Declared, declared, packages_note
 from cs336_harness.grading.intake.declared_env import note as environment_note
 from cs336_harness.grading.intake.submissions import is_archive, unpack_submission
 from cs336_harness.grading.judge.job import Job
@@ -34,7 +34,6 @@ from cs336_harness.grading.judge.record import Collected, RunRecord, read_record
 from cs336_harness.grading.results import Called, GradedTest, Status, SubmissionResult
 from cs336_harness.grading.sandbox import cgroups, container, interpreter
 from cs336_harness.grading.sandbox.cgroups import Cgroups
-from cs336_harness.grading.sandbox.interpreter import site_packages
 from cs336_harness.grading.sandbox.limits import BOOT_WALL, Limits
 from cs336_harness.grading.sandbox.tiers import ENV, USER, Sandbox, draw_uid
 from cs336_harness.grading.sandbox.user_tier import sweep
@@ -316,7 +315,8 @@ class Grader:
             else:
                 inputs = None if self.inputs_for is None else self.inputs_for(name)
                 record, tests, output = self._judged(lane, home, left_out, select, inputs)
-                notes = _left_out_notes(left_out) + _absent_notes(home / "submission")
+                notes = _left_out_notes(left_out)
+                notes += _absent_notes(home / "submission", self.sandbox.site)
                 notes += self._environment_notes(asked)
                 rules = read_rules(home / "submission", self.policy) | called_findings(
                     Called(test.family, site_path, line, site_name, count)
@@ -367,8 +367,10 @@ class Grader:
             remove_tree(unpacked)
 
     def _environment_notes(self, asked: Declared) -> tuple[str, ...]:
-        said = None if self.environment is None else environment_note(asked, self.environment)
-        return () if said is None else (said,)
+        if self.environment is None:
+            return ()
+        said = (environment_note(asked, self.environment), packages_note(asked, self.environment))
+        return tuple(note for note in said if note is not None)
 
     def _judge(
         self, lane: Lane, home: Path, submission: Path, args: list[str]
@@ -492,10 +494,11 @@ def _host_failure(record: RunRecord, returncode: int | None, killed: int) -> str
     return ""
 
 
-def _absent_notes(submission: Path) -> tuple[str, ...]:
-    """What the submission imports that this environment lacks (`environment`): the worker
-    stood in for each, so only the tests whose code used one failed, naming it."""
-    absent = absent_imports(submission, site_packages())
+def _absent_notes(submission: Path, site: tuple[str, ...]) -> tuple[str, ...]:
+    """What the submission imports that the environment the workers run in (its
+    site-packages `site`) lacks: the worker stood in for each, so only the tests whose code
+    used one failed, naming it."""
+    absent = absent_imports(submission, site)
     if not absent:
         return ()
     shown = ", ".join(clean(str(a), PATH_CHARS) for a in absent[:NOTES])

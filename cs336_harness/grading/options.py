@@ -103,9 +103,9 @@ class Autograder:
 
     out: Path
     grading: Grading
-    python: str
-    torch: str
     cuda: bool
+    # The assignment's container memory on Gradescope, in bytes.
+    memory: int
     inputs: str
     seed: int | None
     secret: str | None

@@ -32,7 +32,12 @@ from cs336_harness.grading.inputs.bundle import build_bundle, fresh_fixtures, re
 from cs336_harness.grading.inputs.student_inputs import named_student, new_secret, student_seed
 from cs336_harness.grading.intake.submissions import discover
 from cs336_harness.grading.packaging import classroom_workflow, prairielearn_course
-from cs336_harness.grading.packaging.autograder import PER_ASSIGNMENT, PER_STUDENT, Image
+from cs336_harness.grading.packaging.autograder import (
+    PER_ASSIGNMENT,
+    PER_STUDENT,
+    image_for,
+    unchecked_torch,
+)
 from cs336_harness.grading.packaging.autograder import build as build_autograder
 from cs336_harness.grading.reports import RunInfo, run_environment, write_reports
 from cs336_harness.grading.reports.archive import read_archive
@@ -70,6 +75,7 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
     workroot = Path(tempfile.mkdtemp(prefix="cs336-grade-"))
     grader: Grader | None = None
     sandbox: tiers.Sandbox | None = None
+    environment: WorkerEnvironment | None = None
     jobs = min(asked.jobs, len(submissions) or 1)
     groups = cgroups.set_up(jobs)
     try:
@@ -88,6 +94,7 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
             python=environment.python,
             mounts=environment.mounts,
             site=environment.site,
+            offered=environment.offered,
         )
         if not groups.enabled:
             errors.print(f"note: {groups.description}", markup=False, soft_wrap=True)
@@ -123,6 +130,8 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
             grader.stop()
         groups.remove()
         remove_tree(workroot)
+        if environment is not None:
+            environment.release()
         if sandbox is not None and sandbox.share:
             SharedFolder(Path(sandbox.share)).remove()
     return _report(graded, info, rubric, asked.out, asked.fail_under, console, errors, positions)
@@ -156,8 +165,13 @@ def autograder(asked: options.Autograder, console: Console) -> int:
     seed = asked.seed if asked.seed is not None else secrets.randbits(31)
     seed = seed if asked.inputs == PER_ASSIGNMENT else None
     secret = (asked.secret or new_secret()) if asked.inputs == PER_STUDENT else None
-    image = Image(asked.python, asked.torch, asked.cuda, seed, asked.timeout, secret)
     grading = asked.grading
+    image = image_for(
+        grading.course, asked.cuda, asked.memory, seed=seed, timeout=asked.timeout, secret=secret
+    )
+    warning = unchecked_torch(grading.course)
+    if warning:
+        console.print(warning, markup=False, soft_wrap=True)
     build_autograder(asked.out, grading.rubric_path, grading.as_arguments(), image=image)
     inputs = {
         PER_STUDENT: "inputs per student, from a secret kept in the zip",

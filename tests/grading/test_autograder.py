@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from cs336_harness.grading import cli
+from cs336_harness.grading.environments.courses import COURSE_2026, from_table
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.gradescope import run_autograder as run_autograder_module
 from cs336_harness.grading.inputs.student_inputs import student_seed
@@ -29,13 +30,17 @@ from cs336_harness.grading.intake.upload import not_found, to_grade
 from cs336_harness.grading.packaging.autograder import (
     MATRIX_TORCH,
     SECRET_FILE,
-    Image,
     build,
+    image_for,
     locked_torch,
+    unchecked_torch,
 )
 from cs336_harness.grading.packaging.handout import export
-from cs336_harness.grading.sandbox.container import TRUSTED_MEMORY, fit_memory
-from cs336_harness.grading.scoring import DEFAULT_RUBRIC
+from cs336_harness.grading.reports.archive import write_archive
+from cs336_harness.grading.results import GradedTest, Status, SubmissionResult
+from cs336_harness.grading.sandbox import container
+from cs336_harness.grading.sandbox.container import fit_memory
+from cs336_harness.grading.scoring import DEFAULT_RUBRIC, load_rubric, score
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import handed_in, synthetic
 from tests.grading.conftest import MEMORY_LIMIT, TEST_TIMEOUT, grade, without_bwrap
@@ -229,26 +234,94 @@ def test_the_package_holds_the_harness_and_oracle_but_no_reference(package: Path
     assert re.fullmatch(r"\d+", _setup_line(package, "SEED"))
 
 
-def test_the_course_picks_its_torch_from_the_checked_matrix(
+# A course's own environment on a torch no cell of .ci/matrix.py checks (the CPU-only wheel
+# the emulation of Gradescope has), with a package uv.lock lacks.
+OWN_TORCH = {
+    "python": "3.11",
+    "torch": "~=2.13.0",
+    "packages": [*COURSE_2026.packages, "omegaconf>=2"],
+}
+
+
+def test_the_image_installs_the_course_s_torch_and_packages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    """uv.lock's torch exactly where the course's admits it; any other as the rubric writes
+    it, with a warning that the harness is not checked on it; the course's packages that
+    uv.lock lacks beside its own. What the image cannot hold is refused in one line."""
     spec = importlib.util.spec_from_file_location("matrix", REPO_ROOT / ".ci" / "matrix.py")
     matrix = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "matrix", matrix)  # its dataclasses look themselves up
     spec.loader.exec_module(matrix)
     checked = {c.torch.removeprefix("torch==").removesuffix(".*") for c in matrix.CELLS if c.torch}
     assert set(MATRIX_TORCH) == checked
-    image = Image(python="3.11", torch="2.11", cuda=True, seed=None)
+    memory = container.GRADESCOPE_MEMORY
+    image = image_for(COURSE_2026, cuda=False, memory=memory)
+    assert (image.python, image.torch, image.packages) == ("3.12", f"torch=={locked_torch()}", ())
+    assert unchecked_torch(COURSE_2026) == ""
+    own = from_table(OWN_TORCH, "rubric")
+    image = image_for(own, cuda=True, memory=2 << 30, seed=None)
     build(tmp_path / "a.zip", DEFAULT_RUBRIC, [], image=image)
-    assert _setup_line(tmp_path / "a.zip", "TORCH") == f"torch=={locked_torch()}"
+    assert _setup_line(tmp_path / "a.zip", "TORCH") == "torch~=2.13.0"
+    setup = zipfile.ZipFile(tmp_path / "a.zip").read("setup.sh").decode()
+    assert "\nPACKAGES=('omegaconf>=2')\n" in setup  # a bash array, installed beside torch
     assert _setup_line(tmp_path / "a.zip", "PYTHON") == "3.11"
     assert _setup_line(tmp_path / "a.zip", "TORCH_BACKEND") == ""
     assert _setup_line(tmp_path / "a.zip", "SEED") == ""  # drawn per submission
-    assert (
-        "--drawn-inputs" not in zipfile.ZipFile(tmp_path / "a.zip").read("run_autograder").decode()
+    run = zipfile.ZipFile(tmp_path / "a.zip").read("run_autograder").decode()
+    assert "run_autograder --cuda " in run  # its workers' memory is the CUDA build's
+    assert unchecked_torch(own) == (
+        "warning: the harness is not checked on torch 2.13 (it is on 2.6, 2.11, 2.15: "
+        ".ci/matrix.py and uv.lock); the autograder installs it as asked (the rubric's "
+        "[environment]: Python 3.11, torch~=2.13.0): grade a few submissions with "
+        "Gradescope's Test Autograder before the class does"
     )
-    with pytest.raises(GraderError, match=r"torch 2\.7 is not checked here: pick 2\.6, 2\.15"):
-        build(tmp_path / "b.zip", DEFAULT_RUBRIC, [], image=Image(torch="2.7"))
+    for table, refused in [
+        ({**OWN_TORCH, "packages": ["numpy<2"]}, "asks for numpy<2, but the grader runs on "),
+        ({**OWN_TORCH, "python": "3.14"}, "it needs Python 3.11 to 3.13"),
+    ]:
+        with pytest.raises(GraderError, match=re.escape(refused)):
+            image_for(from_table(table, "rubric"), cuda=False, memory=memory)
+
+
+def test_an_image_that_cannot_grade_in_the_container_s_memory_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+):
+    """--memory is the assignment's container memory: PyPI's CUDA build (each process that
+    imports torch holds 125 MB more) is refused at Gradescope's default 768 MB, in one line
+    naming what it needs, and accepted with that much."""
+    needed = container.CUDA.needed
+    assert cli.main(["autograder", "--cuda", "--out", str(tmp_path / "a.zip")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(
+        "cs336-grade: cannot build the autograder: the container's memory (768 MiB) is below "
+        f"what grading with PyPI's CUDA build of torch needs ({needed >> 20} MiB: "
+    )
+    assert line.endswith(f"then build with --memory {needed >> 20}MiB, or leave out --cuda "
+                         "(the CPU-only build fits in 720 MiB)")  # fmt: skip
+    assert not (tmp_path / "a.zip").exists()
+    asked = cli.parse_autograder(["--cuda", "--memory", f"{needed >> 20}M"])
+    assert image_for(asked.grading.course, asked.cuda, asked.memory).memory == needed
+    with pytest.raises(GraderError, match=r"memory \(600 MiB\) is below what grading with "):
+        image_for(COURSE_2026, cuda=False, memory=600 << 20)
+
+
+def test_a_course_s_own_torch_builds_from_the_rubric_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+):
+    """A rubric [environment] of a torch .ci/matrix.py does not check builds as written,
+    with a one-line warning; --python and --torch that agree with it are accepted."""
+    rubric = tmp_path / "rubric.toml"
+    text = DEFAULT_RUBRIC.read_text()
+    own = '[environment]\npython = "3.11"\ntorch = "~=2.13.0"\n'
+    rubric.write_text(text[: text.rindex("[environment]")] + own)
+    zipped = tmp_path / "a.zip"
+    assert cli.main(["autograder", "--rubric", str(rubric), "--out", str(zipped)]) == 0
+    said = capsys.readouterr().out
+    assert "warning: the harness is not checked on torch 2.13" in said, said
+    assert _setup_line(zipped, "TORCH") == "torch~=2.13.0"
+    asked = cli.parse_autograder(["--rubric", str(rubric), "--python", "3.11", "--torch", "2.13"])
+    assert asked.grading.course.torch == "~=2.13.0"
 
 
 @pytest.mark.parametrize("name", ["correct", "wrong_softmax"])
@@ -324,15 +397,16 @@ def test_each_student_is_graded_on_inputs_of_their_own(rubric: Path, tmp_path: P
 
 def test_a_run_without_its_student_is_not_graded(rubric: Path, tmp_path: Path):
     """Without users in submission_metadata.json there is no student to draw for: the
-    autograder fails (Gradescope shows staff), it does not grade on someone else's inputs."""
+    run says it did not grade (staff read why), it does not grade on someone else's
+    inputs."""
     package = tmp_path / "autograder.zip"
     assert grade("autograder", "--rubric", rubric, out=package).returncode == 0
     submission = synthetic.write_submission(tmp_path / "submission", synthetic.CORRECT)
     root = tmp_path / "autograder"
     done = run_autograder(package, root, submission, None, users=())
-    assert done.returncode == 2
-    assert "cannot grade:" in done.stderr and "users is not a list" in done.stderr
-    assert not (root / "results" / "results.json").exists()
+    assert done.returncode == 0
+    assert "not graded:" in done.stderr and "users is not a list" in done.stderr
+    assert not_graded_problems(root, "setup") == []
 
 
 def _upload(root: Path, files: dict[str, str]) -> Path:
@@ -411,21 +485,24 @@ def test_run_autograder_grades_a_tarball_in_the_upload(package: Path, inputs: Pa
     assert results["output"].startswith(said)
 
 
-def test_a_worker_memory_limit_fits_the_container(capsys: pytest.CaptureFixture[str]):
+def test_a_worker_memory_limit_fits_the_container():
     """Beside the grader's own processes: a submission that allocates too much fails in its
-    own call, not by the kernel killing a process of the grader's for the container."""
+    own call, not by the kernel killing a process of the grader's for the container. The
+    CUDA build's worker may map what its libraries never touch."""
     options = ["--test-timeout=30.0", "--memory-limit=4GiB"]
-    assert fit_memory(options, None) is options
-    assert fit_memory(options, 768 << 20) == [
-        *options,
-        f"--memory-limit={(768 << 20) - TRUSTED_MEMORY}",
-    ]
-    assert fit_memory(["--memory-limit=100MiB"], 768 << 20) == ["--memory-limit=100MiB"]
-    assert fit_memory(options, 512 << 20) == (
-        "the container's memory limit (512 MiB) is too small to grade: a submission's worker "
-        "needs 320 MiB beside the grader's 400 MiB; raise it to at least 720 MiB (Gradescope: "
-        "the assignment's Autograder settings, container memory)"
+    cpu, cuda = container.CPU, container.CUDA
+    assert fit_memory(options, None, needs=cpu) is options
+    assert fit_memory(options, 768 << 20, needs=cpu) == [*options, f"--memory-limit={368 << 20}"]
+    assert fit_memory(["--memory-limit=100MiB"], 768 << 20, needs=cpu) == ["--memory-limit=100MiB"]
+    assert fit_memory(options, 512 << 20, needs=cpu) == (
+        "the container's memory (512 MiB) is below what grading with PyTorch's CPU-only build "
+        "needs (720 MiB: a submission's worker 320 MiB beside the grader's 400 MiB): raise it "
+        "to at least 720 MiB (Gradescope: the assignment's Autograder settings, container "
+        "memory)"
     )
+    cap = cuda.needed - cuda.trusted + cuda.untouched
+    assert fit_memory(options, cuda.needed, needs=cuda) == [*options, f"--memory-limit={cap}"]
+    assert "raise it to at least" in fit_memory(options, 768 << 20, needs=cuda)
 
 
 def test_without_bubblewrap_the_user_tier_grades_and_says_so(
@@ -440,15 +517,34 @@ def test_without_bubblewrap_the_user_tier_grades_and_says_so(
     done = run_autograder(package, root, submission, inputs, env=without_bwrap(tmp_path))
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == results["max_score"]
+    assert results["score"] == results.get("max_score"), done.stderr
     assert "sandbox: user isolation" in "\n".join(results["extra_data"]["run"])
 
 
-def test_without_a_sandbox_run_autograder_fails_and_writes_no_results(
+def not_graded_problems(root: Path, kind: str) -> list[str]:
+    """How ROOT/results/results.json departs from a run that says it did not grade, for
+    `kind`: Gradescope's fields, that its code is not the cause, what staff change, and
+    nothing of the grader's (no path, no log)."""
+    results = json.loads((root / "results" / "results.json").read_text())
+    problems = gradescope_problems(results)
+    said = results["output"].removeprefix("```\n").removesuffix("\n```")  # a Markdown rubric
+    if results["extra_data"]["not_graded"]["kind"] != kind:
+        problems.append(f"kind {results['extra_data']['not_graded']} is not {kind}")
+    if not said.startswith("Not graded: the autograder could not grade this submission ("):
+        problems.append(f"it does not open with not graded: {said!r}")
+    if "Nothing in your code caused it" not in said or "For course staff: " not in said:
+        problems.append(f"it does not clear the student or tell staff: {said!r}")
+    if "/" in said.replace("/autograder", "") or "Traceback" in said:
+        problems.append(f"it shows the grader's paths or logs: {said!r}")
+    return problems
+
+
+def test_without_a_sandbox_run_autograder_writes_that_it_did_not_grade(
     rubric: Path, inputs: Path, tmp_path: Path
 ):
     """A package that insists on bubblewrap, where there is none: no score the student did
-    not earn (Gradescope reports the autograder's failure), and the reason on stderr."""
+    not earn, but results.json says the autograder's setup failed, and staff read why in
+    its output."""
     package = tmp_path / "autograder.zip"
     built = grade(
         "autograder", "--rubric", rubric, "--sandbox=bubblewrap", "--inputs=per-assignment",
@@ -458,9 +554,9 @@ def test_without_a_sandbox_run_autograder_fails_and_writes_no_results(
     submission = synthetic.write_submission(tmp_path / "alice", synthetic.CORRECT)
     root = tmp_path / "autograder"
     done = run_autograder(package, root, submission, inputs, env=without_bwrap(tmp_path))
-    assert done.returncode == 2
+    assert done.returncode == 0
     assert "cannot grade: the sandbox needs bwrap" in done.stderr
-    assert not (root / "results" / "results.json").exists()
+    assert not_graded_problems(root, "setup") == []
 
 
 def test_a_broken_rubric_builds_no_package(tmp_path: Path):
@@ -480,20 +576,57 @@ def test_a_handout_builds_no_package(tmp_path: Path):
     assert not (tmp_path / "autograder.zip").exists()
 
 
-def test_a_host_failure_writes_no_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A run that wrote its reports but ended with exit 2 (a worker that could not start
-    before any submission code ran scores 0 there): run_autograder leaves no results.json,
-    so Gradescope shows staff a failure, not that 0."""
+def test_a_run_that_cannot_grade_says_so_and_what_staff_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Every run writes a results.json: a container below what grading needs (600 MiB), a
+    broken rubric, a grader that stops (exit 2, no reports), a worker that could not start
+    (exit 2, its reports say so: `test_cli.py` makes one), a process the kernel stopped for
+    the container's memory, an error of the grader's own. Each says that the
+    submission was not graded, that its code is not the cause, and what staff change; the
+    error goes to stderr, for staff. Nothing is graded here."""
+    synthetic.write_submission(tmp_path / "submission", synthetic.CORRECT)
+    results = tmp_path / "results" / "results.json"
 
-    def main(argv: list[str]) -> int:
-        out = Path(argv[argv.index("--out") + 1])
-        (out / "results.json").write_text('{"score": 0}')
+    def stops(argv: list[str]) -> int:
         return cli.EXIT_GRADER_ERROR
 
-    synthetic.write_submission(tmp_path / "submission", synthetic.CORRECT)
-    monkeypatch.setattr(cli, "main", main)
-    assert run_autograder_module.grade(tmp_path, []) == cli.EXIT_GRADER_ERROR
-    assert not (tmp_path / "results" / "results.json").exists()
+    def broken(argv: list[str]) -> int:
+        raise KeyError("a bug")
+
+    def host_fails(argv: list[str]) -> int:
+        """As a run whose worker could not start: reports that say so, and exit 2."""
+        cannot = "the worker could not start, before any of the submission's code had run"
+        test = GradedTest("t.py::t", "softmax", Status.ERROR, cannot, host_failure=True)
+        result = SubmissionResult("submission", Path("submission"), (test,), "", 1.0, 1)
+        graded = score(result, load_rubric(DEFAULT_RUBRIC), partial=True)
+        write_archive([graded], Path(argv[argv.index("--out") + 1]) / "grading.json", {}, [0])
+        return cli.EXIT_GRADER_ERROR
+
+    monkeypatch.setattr(container, "memory_limit", lambda: 600 << 20)
+    assert run_autograder_module.grade(tmp_path, []) == 0
+    assert not_graded_problems(tmp_path, "memory") == []
+    output = json.loads(results.read_text())["output"]
+    assert "(its container has too little memory: 600 MiB)" in output
+    assert "raise the assignment's container memory to at least 720 MiB" in output
+    monkeypatch.setattr(container, "memory_limit", lambda: 768 << 20)
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text("[scoring]\ncredit = 'half'\n")
+    assert run_autograder_module.grade(tmp_path, [], rubric_path=rubric) == 0
+    assert not_graded_problems(tmp_path, "rubric") == []
+    monkeypatch.setattr(cli, "main", stops)
+    assert run_autograder_module.grade(tmp_path, []) == 0
+    assert not_graded_problems(tmp_path, "setup") == []
+    monkeypatch.setattr(cli, "main", host_fails)
+    assert run_autograder_module.grade(tmp_path, []) == 0
+    assert not_graded_problems(tmp_path, "host") == []
+    monkeypatch.setattr(container, "oom_kills", lambda: 1)
+    assert run_autograder_module.grade(tmp_path, []) == 0
+    assert not_graded_problems(tmp_path, "memory") == []
+    assert "container memory above it" in json.loads(results.read_text())["output"]
+    monkeypatch.setattr(cli, "main", broken)
+    assert run_autograder_module.main([str(tmp_path)]) == 0
+    assert not_graded_problems(tmp_path, "setup") == []
 
 
 def test_the_course_policies_apply_from_gradescopes_metadata(
@@ -577,4 +710,6 @@ def test_an_image_that_is_not_the_course_s_environment_is_refused(
     assert exited.value.code == 2
     [line] = [ln for ln in capsys.readouterr().err.splitlines() if "error:" in ln]
     assert named in line and "is not the environment of course 20" in line
-    assert cli.parse_autograder(["--course", "2025", "--torch", "2.6"]).torch == "2.6"
+    assert (
+        cli.parse_autograder(["--course", "2025", "--torch", "2.6"]).grading.course.name == "2025"
+    )

@@ -32,6 +32,7 @@ from cs336_harness.grading.reports.class_report.failure_text import (
 )
 from cs336_harness.grading.reports.class_report.findings import ABSENT_NOTE, MEMORY_MARK
 from cs336_harness.grading.results import GradedTest, Status
+from cs336_harness.grading.sandbox.interpreter import site_packages
 from cs336_harness.grading.sandbox.limits import Limits
 from cs336_harness.judging.diagnosis.error_shape import _num
 from cs336_harness.judging.diagnosis.numpy_cases import load
@@ -295,7 +296,7 @@ def test_the_wording_the_report_recognises_is_the_graders(tmp_path):
     assert HARDENING_LINE.startswith(HARDENING_PREFIX)
     assert MEMORY_MARK in _raised_message("MemoryError", "", Limits(memory=1 << 30))
     (tmp_path / "train.py").write_text(textwrap.dedent("import pynvml\n"))
-    assert grader._absent_notes(tmp_path)[0].startswith(ABSENT_NOTE)
+    assert grader._absent_notes(tmp_path, tuple(site_packages()))[0].startswith(ABSENT_NOTE)
 
 
 def test_the_page_of_a_class_of_600_stays_under_2_MB(tmp_path):

@@ -5,13 +5,18 @@ whose submissions run in an environment uv builds for the course, every report n
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from cs336_harness.grading.environments.course_env import WorkerEnvironment
+from cs336_harness.grading.environments.course_env import WorkerEnvironment, for_course
 from cs336_harness.grading.environments.courses import COURSE_2025, COURSE_2026, CUSTOM, from_table
-from cs336_harness.grading.intake.declared_env import Declared, declared, note
+from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.intake.absent_imports import absent_imports
+from cs336_harness.grading.intake.declared_env import Declared, declared, note, packages_note
+from cs336_harness.grading.sandbox import tiers
+from cs336_harness.grading.sandbox.limits import Limits
 from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, load_rubric
 from tests.grading import synthetic
 from tests.grading.conftest import grade
@@ -29,6 +34,7 @@ def test_a_course_is_named_or_the_rubric_s_own():
         ({"course": "2025", "torch": "~=2.6.0"}, "give it alone"),
         ({"python": "3.12"}, "no torch"),
         ({"python": "3", "torch": "~=2.6.0"}, "major.minor"),
+        ({"python": "3.10", "torch": "~=2.6.0"}, "older than the worker runs on"),
         ({"python": "3.12", "torch": "2.6"}, "a specifier"),
         ({"cuda": True}, "may hold only"),
     ]:
@@ -64,7 +70,7 @@ def test_a_submission_written_for_another_course_is_told_which(tmp_path: Path):
         "\"torch~=2.2.2; sys_platform == 'darwin' and platform_machine == 'x86_64'\"]\n"
     )
     asked = declared(tmp_path)
-    assert asked == Declared(">=3.12", "~=2.6.0", "")
+    assert asked == Declared(">=3.12", "~=2.6.0", "", ("einops", "torch"))
     assert note(asked, _environment("3.12.1", "2.11.0+cu130")) == (
         "written for torch ~=2.6.0, graded on Python 3.12.1 and torch 2.11.0+cu130: grade it "
         "on its own with --course 2025"
@@ -81,6 +87,62 @@ def test_a_submission_written_for_another_course_is_told_which(tmp_path: Path):
         "written for torch 2.8.0 (its uv.lock), graded on Python 3.12.1 and torch 2.11.0: "
         "grade it on its own in an environment of the rubric's ([environment])"
     )
+
+
+def test_the_packages_a_submission_adds_are_named(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\ndependencies = ["torch~=2.6.0", "rich>=13", "PyYAML", "hydra_core==1.3", '
+        "\"pywin32; sys_platform == 'win32'\"]\n"
+    )
+    asked = declared(tmp_path)
+    assert asked.packages == ("torch", "rich", "pyyaml", "hydra-core")
+    held = WorkerEnvironment("python", (), (), "", "3.12.1", (("torch", "2.6.0"), ("PyYAML", "6")))
+    assert packages_note(asked, held) == (
+        "your pyproject.toml adds rich, hydra-core; the course's environment has none of them "
+        "(a test whose code imports one fails, naming it)"
+    )
+    assert packages_note(Declared(packages=("torch",)), held) is None
+
+
+def test_the_grader_s_own_environment_shows_the_worker_the_course_s_packages_alone():
+    """The default course runs where the grader does, through a view of the course's
+    distributions: what the grader alone uses (rich, Matplotlib) is absent for the worker
+    and for the reading of its imports, as in an environment uv builds for a course."""
+    environment = for_course(COURSE_2026)
+    try:
+        assert environment.own and environment.view and environment.site == (environment.view,)
+        view = Path(environment.view)
+        for held in ("torch", "numpy", "einops", "jaxtyping", "tqdm", "safetensors"):
+            assert (view / held).exists(), held
+        for absent in ("rich", "matplotlib", "jinja2_report", "selenium", "cs336_basics"):
+            assert not (view / absent).exists(), absent
+        assert environment.version("torch") and environment.version("rich") is None
+        assert {"torch", "wandb"} <= set(environment.offered)
+        assert "with the course's packages alone" in environment.description
+        submission = view.parent / f"{view.name}-submission"
+        (submission / "cs336_basics").mkdir(parents=True)
+        (submission / "cs336_basics" / "log.py").write_text("import rich\nimport torch\n")
+        assert [str(a) for a in absent_imports(submission, environment.site)] == [
+            "rich (cs336_basics/log.py:1)"
+        ]
+    finally:
+        environment.release()
+        shutil.rmtree(view.parent / f"{view.name}-submission", ignore_errors=True)
+    assert not view.exists()
+
+
+def test_a_reference_implementation_mounted_for_a_view_is_refused(tmp_path: Path):
+    """A view links into the grader's site-packages, which the worker's sandbox mounts: an
+    installed (not editable) reference implementation there would be readable by path."""
+    if tiers._namespaces_refused():
+        pytest.skip("bubblewrap's tier is not checked where namespaces are refused")
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    (site / "cs336_basics").mkdir(parents=True)
+    view = tmp_path / "view"
+    view.mkdir()
+    sandbox = tiers.Sandbox(mounts=(str(tmp_path / "venv"), str(view)), site=(str(view),))
+    with pytest.raises(GraderError, match=r"site-packages hold .*/cs336_basics, which the "):
+        tiers.check_sandbox(sandbox, tmp_path / "bundle" / "trusted", Limits())
 
 
 def test_project_files_are_read_with_bounds_and_through_no_link(tmp_path: Path):
@@ -124,28 +186,76 @@ NEEDS_OLD_TQDM = synthetic.Synthetic(
 )
 
 
+# What a real 2025 solution did: a logger built with rich at import, which its own
+# pyproject.toml adds; rich is the grader's, not the course's.
+LOGS_WITH_RICH = synthetic.Synthetic(
+    package_head="""
+    import logging
+
+    from rich.logging import RichHandler
+
+    logging.getLogger(__name__).addHandler(RichHandler())
+    """,
+    files={
+        "pyproject.toml": """
+        [project]
+        name = "cs336_basics"
+        dependencies = ["torch", "einops", "rich>=13", "hydra-core>=1.3"]
+        """
+    },
+)
+
+
+def _verdict(results: dict) -> tuple[float, set[str], list[str]]:
+    """A verdict as a student reads it: the score, the tests' messages, and the notes."""
+    notes = [line for line in results["output"].splitlines() if line.startswith("note: ")]
+    return results["score"], {t["output"].splitlines()[0] for t in results["tests"]}, notes
+
+
 def test_submissions_run_in_the_course_s_environment_and_every_report_names_it(
     tmp_path: Path,
 ):
+    """A submission that needs the course's own tqdm, and one that imports rich (the
+    grader's, no course's) at module level: the first graded in the course's built
+    environment alone; the second the same in it as in the grader's own (the default
+    course's), naming rich in the tests' messages and the notes. Every report names the
+    environment."""
     rubric = tmp_path / "rubric.toml"
     text = DEFAULT_RUBRIC.read_text()
     rubric.write_text(text[: text.index("[environment]")] + OWN_COURSE)
-    for name in ("alice", "bob"):
-        synthetic.write_submission(tmp_path / "class" / name, NEEDS_OLD_TQDM)
+    synthetic.write_submission(tmp_path / "class" / "alice", NEEDS_OLD_TQDM)
+    synthetic.write_submission(tmp_path / "class" / "carol", LOGS_WITH_RICH)
     run = grade(tmp_path / "class", "-j2", "--stored-inputs", "--rubric", rubric,
                 out=tmp_path / "out")  # fmt: skip
     assert run.returncode == 0, run.stderr
-    for name in ("alice", "bob"):
-        results = run.results(name)
-        assert results["score"] == results["max_score"], name
+    assert run.results("alice")["score"] == run.results("alice")["max_score"]
+    for name in ("alice", "carol"):
         environment = next(
-            line for line in results["output"].splitlines() if line.startswith("environment:")
-        )
+            line for line in run.results(name)["output"].splitlines()
+            if line.startswith("environment:")
+        )  # fmt: skip
         assert environment.startswith("environment: the rubric's [environment]: Python 3.12.")
         assert "built by uv in" in environment and "; the grader: Python" in environment
     properties = run.junit().find("testsuite/properties")
     assert "built by uv" in {p.get("name"): p.get("value") for p in properties}["environment"]
-    # On the grader's own environment the same code cannot even be imported.
-    own = grade(tmp_path / "class" / "alice", "--stored-inputs", out=tmp_path / "own")
-    assert own.results()["score"] == 0
-    assert "needs tqdm < 4.67" in own.results()["tests"][0]["output"]
+    # On the grader's own environment, the default course's, the first cannot even be
+    # imported; the one that imports rich gets the same verdict as in the built one.
+    own = grade(tmp_path / "class" / "alice", tmp_path / "class" / "carol", "-j2",
+                "--stored-inputs", out=tmp_path / "own")  # fmt: skip
+    assert own.results("alice")["score"] == 0
+    assert "needs tqdm < 4.67" in own.results("alice")["tests"][0]["output"]
+    built, default = _verdict(run.results("carol")), _verdict(own.results("carol"))
+    assert built == default
+    score, messages, notes = default
+    assert score == 0 and len(messages) == 1
+    assert messages.pop().startswith(
+        "error: cannot import adapters: AbsentModuleError: the grading environment has no module "
+        "'rich' (imported at cs336_basics/__init__.py:4); it offers Python's standard library "
+        "and einops, einx, jaxtyping, numpy, psutil, pytest, regex, submitit, tiktoken, torch, "
+        "tqdm, wandb"
+    )
+    assert notes[0].startswith("note: imports modules the grading environment lacks: rich "
+                               "(cs336_basics/__init__.py:4)")  # fmt: skip
+    assert "note: your pyproject.toml adds rich, hydra-core; the course's environment has none" in (
+        "\n".join(notes)
+    )

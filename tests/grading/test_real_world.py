@@ -21,6 +21,7 @@ import pytest
 
 from cs336_harness.grading.results import HARDENING
 from cs336_harness.grading.scoring import BEYOND, load_rubric
+from tests.grading import synthetic
 from tests.grading.conftest import GradingRun, family_statuses
 
 DEFAULT_POINTS = sum(f.points for f in load_rubric().families)
@@ -110,7 +111,7 @@ def test_each_absent_import_is_listed_and_fails_only_its_users(correct_batch: Gr
         output = correct_batch.results(name)["output"]
         assert (
             "imports modules the grading environment lacks: pynvml (cs336_basics/monitor.py:1), "
-            "omegaconf (cs336_basics/monitor.py:2);" in output
+            "omegaconf (cs336_basics/monitor.py:2)" in output
         ), output
         assert "heapdict" not in output  # imported in a try that handles ImportError
     results = correct_batch.results("misfits")
@@ -159,6 +160,10 @@ def test_the_class_report_lists_the_absent_modules_and_the_calls_seen(correct_ba
     for name in ("upstream_shapes", "misfits"):
         assert f">{name}</a>" in absent
     assert "pynvml (cs336_basics/monitor.py:1), omegaconf (cs336_basics/monitor.py:2)" in absent
-    assert ">from_scratch</a>" not in absent
+    # Every copy of the bundled implementation is listed for its training command's imports
+    # (synthetic.REFERENCE_ABSENT), and a control for nothing more.
+    row = absent[absent.index(">from_scratch</a>") :]
+    row = row[: row.index("</tr>")]
+    assert synthetic.REFERENCE_ABSENT.split(": ", 1)[1] in row and "pynvml" not in row
     called = _listed(page, "called")
     assert ">hides</a>" in called and "scaled_dot_product_attention" in called

@@ -6,6 +6,7 @@ names the module and where."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,9 +14,9 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+from cs336_harness.grading.environments.courses import COURSE_2026
 from cs336_harness.grading.intake.absent_imports import absent_imports
-from cs336_harness.grading.sandbox.interpreter import site_packages
-from cs336_harness.grading.worker.stand_ins import OFFERED
+from cs336_harness.grading.sandbox.interpreter import COURSE_PACKAGES, site_packages
 from cs336_harness.paths import REPO_ROOT
 
 # Modules no environment has: real ones (pynvml, omegaconf) are installed on some hosts (a
@@ -97,7 +98,10 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
     (library / "fake_lazy" / "__init__.py").write_text(lazy)
     (library / "fake_library_lazy.py").write_text("from fake_lazy import Array\n")
     command = [sys.executable, "-c", PROBE, str(root), str(library)]
-    report = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    # The course's packages, as the grader names them to the worker.
+    env = os.environ | {COURSE_PACKAGES: ",".join(COURSE_2026.offered)}
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    report = json.loads(done.stdout)
     assert report["optional"] is None  # a try that handles ImportError keeps its fallback
     assert report["annotated"] == [] and report["subclassed"] == "Config"
     where = "(imported at cs336_basics/monitor.py:1)"
@@ -126,10 +130,15 @@ def test_the_grader_lists_the_absent_imports_from_the_source(tmp_path: Path):
 
 
 def test_what_the_messages_offer_is_what_the_environment_declares():
+    """The newest course's packages are what uv.lock's environment declares: the project's
+    dependencies and its `course` group (upstream's handout's, where they install without a
+    GPU)."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
     declared = project["project"]["dependencies"] + project["dependency-groups"]["course"]
-    assert set(OFFERED) <= {_name(spec) for spec in declared}
-    assert {_name(spec) for spec in project["dependency-groups"]["course"]} <= set(OFFERED)
+    assert set(COURSE_2026.offered) <= {_name(spec) for spec in declared}
+    assert {_name(spec) for spec in project["dependency-groups"]["course"]} <= set(
+        COURSE_2026.offered
+    )
 
 
 def _name(requirement: str) -> str:

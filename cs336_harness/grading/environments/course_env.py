@@ -1,7 +1,8 @@
-"""The environment a course's submissions run in: the grader's own where it is the course's,
-else one uv builds once into the user's cache. Only the worker runs there (the judges stay
-on the grader's), reading what `WorkerEnvironment.mounts` names, so a built one is readable
-by every user (docs/grading.md, "The course's environment")."""
+"""The environment a course's submissions run in: the grader's own interpreter where it is the
+course's, its packages seen through the course's view (`course_view`: the course's
+distributions alone), else one uv builds once into the user's cache. Only the worker runs
+there (the judges stay on the grader's), reading what `WorkerEnvironment.mounts` names, so
+a built one is readable by every user (docs/grading.md, "The course's environment")."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ import platform
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from cs336_harness.grading.environments import course_view
 from cs336_harness.grading.environments.courses import Course
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.sandbox.interpreter import python_paths, site_packages
@@ -61,9 +64,19 @@ class WorkerEnvironment:
     versions: tuple[tuple[str, str], ...] = ()
     # The grader's own environment, not one built for the course.
     own: bool = True
+    # Where the grader's own is seen through the course's view: its folder, which `release`
+    # removes; "": none.
+    view: str = ""
+    # The course's packages by name, which a message about a module it lacks lists.
+    offered: tuple[str, ...] = ()
 
     def version(self, name: str) -> str | None:
         return dict(self.versions).get(name)
+
+    def release(self) -> None:
+        """Remove what was made for this run (the view's folder of links)."""
+        if self.view:
+            shutil.rmtree(self.view, ignore_errors=True)
 
 
 def _describe(course: Course, python: str, versions: dict[str, str], where: str) -> str:
@@ -99,18 +112,21 @@ def built(course: Course) -> bool:
 
 
 def for_course(course: Course) -> WorkerEnvironment:
-    """The course's environment: the grader's own when it is the course's, else the one
+    """The course's environment: the grader's own when it is the course's, seen through a
+    view of the course's packages made for this run (`release` removes it), else the one
     built for it (`build`, once)."""
     if course.admits(platform.python_version(), own_versions()):
-        site = tuple(site_packages())
-        versions = own_versions()
+        view = course_view.build(course, PACKAGE, package_version())
+        where = "the grader's own, with the course's packages alone"
         return WorkerEnvironment(
             sys.executable,
-            python_paths(sys.prefix, sys.base_prefix, site),
-            site,
-            _describe(course, platform.python_version(), versions, "the grader's own"),
+            (*python_paths(sys.prefix, sys.base_prefix, tuple(site_packages())), str(view.folder)),
+            (str(view.folder),),
+            _describe(course, platform.python_version(), view.versions, where),
             platform.python_version(),
-            tuple(sorted(versions.items())),
+            tuple(sorted(view.versions.items())),
+            view=str(view.folder),
+            offered=course.offered,
         )
     folder = cache_dir() / _key(course)
     if not (folder / COMPLETE).is_file():
@@ -140,6 +156,7 @@ def _read(course: Course, folder: Path) -> WorkerEnvironment:
         found["python"],
         tuple(sorted(found["versions"].items())),
         own=False,
+        offered=course.offered,
     )
 
 
@@ -182,9 +199,18 @@ def build(course: Course, folder: Path) -> None:
                     path.chmod(path.stat().st_mode | 0o555)
 
 
+def package_version() -> str:
+    """The grader's project's version: its installed metadata's, else (the autograder's
+    image installs its dependencies, not the project) its pyproject.toml's."""
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
 def _write_package_metadata(folder: Path) -> None:
     """`PACKAGE`'s metadata, the grader's version, in each site-packages of `folder`."""
-    version = metadata.version(PACKAGE)
+    version = package_version()
     for site in folder.glob("lib/python*/site-packages"):
         info = site / f"{PACKAGE}-{version}.dist-info"
         info.mkdir(exist_ok=True)

@@ -4,10 +4,12 @@ so that code written for a course runs as on its students' machines (docs/gradin
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 
@@ -28,6 +30,13 @@ class Course:
         return (f"torch{self.torch}", *self.packages, "safetensors>=0.4.5")
 
     @property
+    def offered(self) -> tuple[str, ...]:
+        """The packages a submission may import, by name: torch and the handout's others
+        (what they require comes along, unnamed)."""
+        names = {canonicalize_name(Requirement(text).name) for text in self.packages}
+        return tuple(sorted(names | {"torch"}))
+
+    @property
     def torch_minor(self) -> str:
         """The torch release it pins, as "2.6" (`cs336-grade autograder --torch`)."""
         pinned = next(iter(SpecifierSet(self.torch))).version
@@ -46,7 +55,8 @@ class Course:
         return True
 
     def describe(self) -> str:
-        return f"course {self.name}: Python {self.python}, torch{self.torch}"
+        label = "the rubric's [environment]" if self.name == CUSTOM else f"course {self.name}"
+        return f"{label}: Python {self.python}, torch{self.torch}"
 
 
 # Upstream's handout (stanford-cs336/assignment1-basics) pyproject.toml, v1.0.2 (2025).
@@ -76,6 +86,8 @@ COURSES = {course.name: course for course in (COURSE_2025, COURSE_2026)}
 NEWEST = COURSE_2026.name
 # A course of the rubric's own: its `[environment]` table without `course`.
 CUSTOM = "custom"
+# The oldest Python 3 minor version a course's environment may have.
+OLDEST_MINOR = 11
 
 
 def from_table(table: object, where: str) -> Course:
@@ -94,8 +106,11 @@ def from_table(table: object, where: str) -> Course:
     if missing:
         raise ValueError(f"{where} needs `course`, or `python` and `torch`; no {missing[0]}")
     python, torch, packages = table["python"], table["torch"], table.get("packages", [])
-    if not isinstance(python, str) or len(python.split(".")) != 2:
+    if not isinstance(python, str) or not re.fullmatch(r"3\.\d+", python):
         raise ValueError(f'{where}: python must be a "major.minor" string, got {python!r}')
+    if int(python.split(".")[1]) < OLDEST_MINOR:
+        # The worker runs with -P (interpreter.py), which Python 3.11 introduced.
+        raise ValueError(f"{where}: python {python} is older than the worker runs on (3.11)")
     try:
         SpecifierSet(torch)
         if not isinstance(packages, list):

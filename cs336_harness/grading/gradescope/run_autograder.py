@@ -1,8 +1,9 @@
 """What the autograder's `run_autograder` runs in Gradescope's container, per submission:
-`python -m cs336_harness.grading.gradescope.run_autograder [--per-student SECRET_FILE] ROOT
-[OPTIONS]` finds the upload in ROOT/submission, draws its student's inputs, grades it with
-`cs336-grade OPTIONS --for-students`, applies the rubric's `[policy]` and writes
-ROOT/results/results.json (ROOT: /autograder); what staff need to diagnose a run goes to stdout."""
+`python -m cs336_harness.grading.gradescope.run_autograder [--cuda] [--per-student
+SECRET_FILE] ROOT [OPTIONS]` finds the upload in ROOT/submission, draws its student's
+inputs, grades it with `cs336-grade OPTIONS --for-students`, applies the rubric's `[policy]`
+and writes ROOT/results/results.json (ROOT: /autograder), also when it cannot grade
+(`not_graded`); what staff need to diagnose a run goes to stdout."""
 
 from __future__ import annotations
 
@@ -12,21 +13,30 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 from cs336_harness.grading import cli
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.gradescope import metadata as gradescope_metadata
+from cs336_harness.grading.gradescope import not_graded
 from cs336_harness.grading.gradescope.policy import RECORD, RunPolicy
 from cs336_harness.grading.inputs import drawn
 from cs336_harness.grading.inputs.student_inputs import student_seed
 from cs336_harness.grading.intake.upload import to_grade
+from cs336_harness.grading.reports.archive import read_archive
 from cs336_harness.grading.reports.checked import write_json
 from cs336_harness.grading.reports.gradescope import document
 from cs336_harness.grading.sandbox import container
-from cs336_harness.grading.sandbox.container import TRUSTED_MEMORY, fit_memory
+from cs336_harness.grading.sandbox.container import ImageMemory, fit_memory
 from cs336_harness.grading.sandbox.limits import format_size
-from cs336_harness.grading.scoring import DEFAULT_RUBRIC, RubricError, SubmissionPolicy, load_rubric
+from cs336_harness.grading.scoring import (
+    DEFAULT_RUBRIC,
+    Gradescope,
+    RubricError,
+    SubmissionPolicy,
+    load_rubric,
+)
 
 
 def _with_deadline_less(options: list[str], spent: float) -> list[str]:
@@ -80,28 +90,59 @@ def _said(report: dict) -> None:
     )
 
 
+def _not_graded(
+    results: Path,
+    cause: not_graded.Cause,
+    why: str,
+    settings: Gradescope,
+    policy: RunPolicy | None = None,
+) -> int:
+    """Write the results.json of a run that could not grade (`cause`), and `why` for staff
+    on stderr (run_autograder's output); the exit status, 0: results.json says it all."""
+    print(f"cs336-grade: not graded: {why}", file=sys.stderr, flush=True)
+    report = cause.results(settings)
+    if policy is not None:
+        report = policy.not_graded(report)
+        _said(report)
+    write_json(results / "results.json", report, indent=2)
+    return 0
+
+
+def _failed_cause(out: Path, limit: int | None, needs: ImageMemory) -> not_graded.Cause:
+    """Why a grading that ended with exit 2 did not grade: the kernel stopped a process for
+    the container's memory, a host failure before the submission's code ran (its reports
+    say so: `grading.json`), or the grader could not run at all."""
+    if container.oom_kills() > 0 and limit is not None:
+        return not_graded.memory(limit, needs.needed)
+    archive = out / "grading.json"
+    if archive.is_file():
+        return not_graded.host()
+    return not_graded.setup()
+
+
 def grade(
     root: Path,
     options: list[str],
     secret_file: Path | None = None,
     rubric_path: Path = DEFAULT_RUBRIC,
+    needs: ImageMemory = container.CPU,
 ) -> int:
     """Grade the submission in `root`/submission into `root`/results/results.json;
-    cs336-grade's exit status. With `secret_file`, on the inputs of its student.
+    cs336-grade's exit status. With `secret_file`, on the inputs of its student; `needs`:
+    what the image's processes need of the container's memory.
 
     The submission is looked for in the upload (`to_grade`): one that is not there, or
-    not alone, gets a score of 0 and a one-line message that says why. When
-    the grader itself cannot run, or the host failed before any of the submission's code
-    ran (exit 2, the reason on stderr), no results.json is written: Gradescope then shows
-    staff an autograder failure, not a score of 0 the student did not earn. A submission
-    over the rubric's cap is not graded: the last counted grade stands."""
+    not alone, gets a score of 0 and a one-line message that says why. When the grader
+    cannot grade (the container too small, the image or the rubric broken, the host failing
+    before any of the submission's code ran), results.json says that it was not graded and
+    what staff change (`not_graded`), not a score the student did not earn, and stderr the
+    error. A submission over the rubric's cap is not graded: the last counted grade stands."""
     upload, results = root / "submission", root / "results"
     results.mkdir(parents=True, exist_ok=True)
     try:
         rubric = load_rubric(rubric_path)
     except RubricError as error:
-        print(f"cs336-grade: cannot grade: {error}", file=sys.stderr, flush=True)
-        return cli.EXIT_GRADER_ERROR
+        return _not_graded(results, not_graded.rubric(), str(error), Gradescope())
     policy = run_policy(root, rubric.policy)
     if policy is not None and policy.over_the_cap:
         report = policy.capped(rubric.gradescope)
@@ -109,15 +150,15 @@ def grade(
         _said(report)
         return 0
     limit = container.memory_limit()
-    fitted = fit_memory(options, limit)
+    fitted = fit_memory(options, limit, needs=needs)
     if isinstance(fitted, str):
-        print(f"cs336-grade: cannot grade: {fitted}", file=sys.stderr, flush=True)
-        return cli.EXIT_GRADER_ERROR
+        cause = not_graded.memory(limit or 0, needs.needed)
+        return _not_graded(results, cause, fitted, rubric.gradescope, policy)
     if fitted is not options:
         print(
-            f"memory: the container has {format_size(limit)}; a worker's data memory is "
+            f"memory: the container has {format_size(limit or 0)}; a worker's data memory is "
             f"capped at {format_size(int(fitted[-1].split('=')[1]))} to leave the grader "
-            f"{format_size(TRUSTED_MEMORY)} (--memory-limit)",
+            f"{format_size(needs.trusted)} (--memory-limit)",
             flush=True,
         )
     target = to_grade(upload)
@@ -134,30 +175,47 @@ def grade(
             try:
                 inputs = student_inputs(root, secret_file, Path(out) / "inputs")
             except (GraderError, ValueError, OSError) as error:
-                print(f"cs336-grade: cannot grade: {error}", file=sys.stderr, flush=True)
-                return cli.EXIT_GRADER_ERROR
+                cause = _failed_cause(Path(out), limit, needs)
+                return _not_graded(results, cause, str(error), rubric.gradescope, policy)
             spent = time.monotonic() - started
             print(f"inputs: {inputs.description}, drawn in {spent:.1f} s", flush=True)
             fitted = [*_with_deadline_less(fitted, spent), f"--drawn-inputs={inputs.root}"]
         # The rubric is this package's own; the results are for the student to read.
         status = cli.main([str(target), "--out", out, "--for-students", *fitted])
         report = Path(out) / "results.json"
-        if report.is_file() and status != cli.EXIT_GRADER_ERROR:
-            if policy is None:
-                shutil.copyfile(report, results / "results.json")
-            else:
-                graded = policy.graded(json.loads(report.read_text()))
-                write_json(results / "results.json", graded, indent=2)
-                _said(graded)
-            # The grader named its own directory, which is gone: say where the report is.
-            print(f"results.json copied to {results}", flush=True)
+        if status == cli.EXIT_GRADER_ERROR or not report.is_file():
+            cause = _failed_cause(Path(out), limit, needs)
+            why = _host_failure(Path(out)) or "the grader stopped (its error is above)"
+            return _not_graded(results, cause, why, rubric.gradescope, policy)
+        if policy is None:
+            shutil.copyfile(report, results / "results.json")
+        else:
+            graded = policy.graded(json.loads(report.read_text()))
+            write_json(results / "results.json", graded, indent=2)
+            _said(graded)
+        # The grader named its own directory, which is gone: say where the report is.
+        print(f"results.json copied to {results}", flush=True)
     return status
+
+
+def _host_failure(out: Path) -> str:
+    """The message of a test the host failed, from the run's grading.json; "" if none."""
+    try:
+        _, found = read_archive(out / "grading.json")
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return next((t.message for _, r in found for t in r.tests if t.host_failure), "")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cs336_harness.grading.gradescope.run_autograder",
         description="Grade ROOT/submission into ROOT/results/results.json (run_autograder).",
+    )
+    parser.add_argument(
+        "--cuda",
+        action="store_true",
+        help="the image holds PyPI's CUDA build of torch, which needs more memory per process",
     )
     parser.add_argument(
         "--per-student",
@@ -169,7 +227,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path, help="/autograder on Gradescope")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="cs336-grade's options")
     args = parser.parse_args(argv)
-    return grade(args.root, args.options, args.per_student)
+    needs = container.for_image(args.cuda)
+    try:
+        return grade(args.root, args.options, args.per_student, needs=needs)
+    except Exception:
+        traceback.print_exc()
+        results = args.root / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        return _not_graded(results, not_graded.setup(), "an error of the grader's (above)",
+                           Gradescope())  # fmt: skip
 
 
 if __name__ == "__main__":

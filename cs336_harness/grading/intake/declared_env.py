@@ -1,5 +1,6 @@
-"""What a submission's own pyproject.toml and uv.lock ask for (Python, torch), and the note
-its report carries when it is graded elsewhere, with the course that grades it on its own.
+"""What a submission's own pyproject.toml and uv.lock ask for (Python, torch, other
+packages), and the notes its report carries when it is graded elsewhere: the course that
+grades it on its own, and the packages it adds that the course's environment lacks.
 
 Both files are the submission's: read with bounds, through no link, and only what parses
 as a version specifier is kept (`untrusted` cleans it for the reports all the same).
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from cs336_harness.grading.environments.course_env import WorkerEnvironment
@@ -25,6 +27,8 @@ from cs336_harness.untrusted import clean
 # Larger than any project file a handout has (upstream's uv.lock is about 300 KB).
 MAX_BYTES = 4 << 20
 SPECIFIER_CHARS = 80
+# How many of the packages a pyproject.toml adds a note names.
+SHOWN_PACKAGES = 8
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,9 @@ class Declared:
     python: str = ""
     torch: str = ""
     locked_torch: str = ""
+    # The distributions its `[project] dependencies` name (markers that apply here), as
+    # canonical names (`rich`, `hydra-core`), in its order.
+    packages: tuple[str, ...] = ()
 
 
 def _toml(path: Path) -> dict:
@@ -60,20 +67,24 @@ def declared(submission: Path) -> Declared:
     project = _toml(submission / "pyproject.toml").get("project", {})
     project = project if isinstance(project, dict) else {}
     torch = ""
+    packages: dict[str, None] = {}
     dependencies = project.get("dependencies", [])
     for text in dependencies if isinstance(dependencies, list) else []:
         with contextlib.suppress(InvalidRequirement, TypeError):
             requirement = Requirement(str(text))
-            applies = requirement.marker is None or requirement.marker.evaluate()
-            if requirement.name.lower() == "torch" and applies:
+            if requirement.marker is not None and not requirement.marker.evaluate():
+                continue
+            packages[canonicalize_name(requirement.name)] = None
+            if requirement.name.lower() == "torch":
                 torch = str(requirement.specifier)[:SPECIFIER_CHARS]
     locked = ""
-    packages = _toml(submission / "uv.lock").get("package", [])
-    for package in packages if isinstance(packages, list) else []:
+    locked_packages = _toml(submission / "uv.lock").get("package", [])
+    for package in locked_packages if isinstance(locked_packages, list) else []:
         if isinstance(package, dict) and package.get("name") == "torch":
             with contextlib.suppress(InvalidVersion, TypeError):
                 locked = str(Version(str(package.get("version"))))
-    return Declared(_specifier(project.get("requires-python", "")), torch, locked)
+    python = _specifier(project.get("requires-python", ""))
+    return Declared(python, torch, locked, tuple(packages))
 
 
 def _admits(specifier: str, version: str) -> bool:
@@ -115,4 +126,23 @@ def note(asked: Declared, environment: WorkerEnvironment) -> str | None:
         else "grade it on its own in an environment of the rubric's ([environment])"
     )
     text = f"written for {', '.join(wanted)}, graded on Python {python} and torch {torch}: {how}"
+    return clean(text, None)
+
+
+def packages_note(asked: Declared, environment: WorkerEnvironment) -> str | None:
+    """The report's note where the submission's pyproject.toml adds packages the course's
+    environment lacks (its code was written with them at hand); None where it adds none."""
+    held = {canonicalize_name(name) for name, _ in environment.versions}
+    if not held:
+        return None
+    lacking = [name for name in asked.packages if name not in held]
+    if not lacking:
+        return None
+    shown = ", ".join(lacking[:SHOWN_PACKAGES])
+    more = f" and {len(lacking) - SHOWN_PACKAGES} more" if len(lacking) > SHOWN_PACKAGES else ""
+    lacks = "has none of them" if len(lacking) > 1 else "does not have it"
+    text = (
+        f"your pyproject.toml adds {shown}{more}; the course's environment {lacks} (a test "
+        "whose code imports one fails, naming it)"
+    )
     return clean(text, None)

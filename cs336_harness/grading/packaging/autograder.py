@@ -4,7 +4,6 @@ submission on fresh inputs needs and a `setup.sh` for Gradescope's default image
 
 from __future__ import annotations
 
-import re
 import shlex
 import shutil
 import tempfile
@@ -12,9 +11,18 @@ import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from cs336_harness.grading.environments.courses import Course
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.inputs.bundle import NOT_TRUSTED_TESTS, copy_tree
+from cs336_harness.grading.sandbox import container
+from cs336_harness.grading.sandbox.limits import format_size
 from cs336_harness.paths import REPO_ROOT
 
 # Withheld from the handout, needed here: fresh inputs come from the fixture generator and
@@ -28,11 +36,14 @@ GRADESCOPE_ROOT = "/autograder"
 # The uv that setup.sh installs (from PyPI), and so the Python builds it can download: a
 # rebuilt image gets the same tools as the first.
 UV_VERSION = "0.13.9"
+# The Pythons the harness runs on (pyproject.toml's requires-python), in the image the
+# grader's and the course's alike.
 PYTHONS = ("3.11", "3.12", "3.13")
 DEFAULT_PYTHON = "3.12"
-# The torch versions a course may pick: those `.ci/matrix.py` checks by name (2.6, the 2025
+# The torch versions the harness is checked on: those `.ci/matrix.py` names (2.6, the 2025
 # course's; 2.15, the newest allowed), and uv.lock's own (`locked_torch`: 2.11, the 2026
-# course's, which the matrix's locked cells check).
+# course's, which the matrix's locked cells check). A course may pick another: the build
+# warns.
 MATRIX_TORCH = ("2.6", "2.15")
 # How the inputs are drawn: for each student (or group) from a secret the zip keeps, once
 # for the whole assignment in setup.sh, or anew for every run.
@@ -56,6 +67,8 @@ set -euo pipefail
 UV_VERSION={uv}
 PYTHON={python}
 TORCH={torch}
+# The course's packages beyond uv.lock's (its rubric's [environment]), installed beside them.
+PACKAGES=({packages})
 # cpu: PyTorch's CPU-only wheels (no CUDA libraries a grader never loads); empty: PyPI's
 # default (CUDA) build.
 TORCH_BACKEND={backend}
@@ -80,7 +93,8 @@ uv venv --python "$PYTHON" .venv
 uv export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate \\
   --prune torch --output-file requirements.txt >/dev/null
 uv pip install --no-config --python .venv/bin/python --compile-bytecode \\
-  ${{TORCH_BACKEND:+--torch-backend "$TORCH_BACKEND"}} -r requirements.txt "$TORCH"
+  ${{TORCH_BACKEND:+--torch-backend "$TORCH_BACKEND"}} -r requirements.txt \\
+  "$TORCH" "${{PACKAGES[@]}}"
 rm -rf "$UV_CACHE_DIR"
 if [[ -n "$SEED" ]]; then
   .venv/bin/python -m cs336_harness.grading draw --seed "$SEED" --out inputs
@@ -143,27 +157,93 @@ def locked_torch(repo: Path = REPO_ROOT) -> str:
     return next(p["version"] for p in lock["package"] if p["name"] == "torch")
 
 
-def torch_requirement(choice: str, repo: Path = REPO_ROOT) -> str:
-    """The requirement setup.sh installs for `--torch` `choice`: a matrix version (any of
-    its releases) or uv.lock's own, exactly."""
-    if choice in MATRIX_TORCH:
-        return f"torch=={choice}.*"
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def torch_requirement(course: Course, repo: Path = REPO_ROOT) -> str:
+    """The torch setup.sh installs for `course`: uv.lock's own, exactly, where the course's
+    specifier admits it (the version the grader's tests ran on), else the specifier as the
+    course writes it."""
     locked = locked_torch(repo)
-    if re.fullmatch(rf"{re.escape(choice)}(\.\d+)*", locked):
+    if SpecifierSet(course.torch).contains(Version(locked), prereleases=True):
         return f"torch=={locked}"
-    raise GraderError(
-        f"torch {choice} is not checked here: pick {', '.join(MATRIX_TORCH)} (.ci/matrix.py) "
-        f"or uv.lock's {locked}"
+    return f"torch{course.torch}"
+
+
+def unchecked_torch(course: Course, repo: Path = REPO_ROOT) -> str:
+    """A one-line warning where the course's torch is not one the harness is checked on;
+    "" where it is."""
+    checked = sorted({*MATRIX_TORCH, _minor(locked_torch(repo))}, key=Version)
+    if course.torch_minor in checked:
+        return ""
+    return (
+        f"warning: the harness is not checked on torch {course.torch_minor} (it is on "
+        f"{', '.join(checked)}: .ci/matrix.py and uv.lock); the autograder installs it as "
+        f"asked ({course.describe()}): grade a few submissions with Gradescope's Test "
+        "Autograder before the class does"
+    )
+
+
+def extra_packages(course: Course, repo: Path = REPO_ROOT) -> tuple[str, ...]:
+    """The course's packages that setup.sh installs beside uv.lock's: those uv.lock lacks.
+    A GraderError where one asks for another version than uv.lock's, which the grader
+    needs in the same environment (the image holds one for both)."""
+    lock = tomllib.loads((repo / "uv.lock").read_text())
+    locked = {canonicalize_name(p["name"]): p["version"] for p in lock["package"]}
+    extra = []
+    for text in course.packages:
+        requirement = Requirement(text)
+        version = locked.get(canonicalize_name(requirement.name))
+        if version is None:
+            extra.append(text)
+        elif not requirement.specifier.contains(Version(version), prereleases=True):
+            raise GraderError(
+                f"{course.describe()} asks for {text}, but the grader runs on uv.lock's "
+                f"{requirement.name} {version} in the same environment: the autograder's "
+                "image cannot hold both"
+            )
+    return tuple(extra)
+
+
+def image_for(
+    course: Course, cuda: bool, memory: int, repo: Path = REPO_ROOT, **choices: Any
+) -> Image:
+    """The image of `course`'s environment, with PyPI's CUDA build of torch where `cuda`,
+    for a container of `memory` bytes (the assignment's setting), and the other `choices`
+    (`Image`'s seed, timeout, secret). A GraderError, in one line, where it cannot grade."""
+    if course.python not in PYTHONS:
+        raise GraderError(
+            f"{course.describe()} runs on Python {course.python}, and the grader runs beside "
+            f"it in the image: it needs Python {PYTHONS[0]} to {PYTHONS[-1]}"
+        )
+    needs = container.for_image(cuda)
+    too_small = needs.too_small(memory)
+    if too_small:
+        raise GraderError(
+            f"{too_small}; then build with --memory {format_size(needs.needed).replace(' ', '')}"
+            + ("" if not cuda else ", or leave out --cuda (the CPU-only build fits in 720 MiB)")
+        )
+    return Image(
+        python=course.python,
+        torch=torch_requirement(course, repo),
+        packages=extra_packages(course, repo),
+        cuda=cuda,
+        memory=memory,
+        **choices,
     )
 
 
 @dataclass(frozen=True)
 class Image:
-    """What setup.sh installs and draws: the course's choices."""
+    """What setup.sh installs and draws: the course's choices (`image_for`)."""
 
     python: str = DEFAULT_PYTHON
-    torch: str = ""  # a `--torch` choice; empty: uv.lock's
+    torch: str = ""  # the requirement setup.sh installs; empty: uv.lock's torch
+    packages: tuple[str, ...] = ()  # beside uv.lock's
     cuda: bool = False
+    # The assignment's container memory (bytes): each run caps the worker to fit in it.
+    memory: int = container.GRADESCOPE_MEMORY
     # The seed of the inputs drawn once for every submission; None: drawn per submission.
     seed: int | None = None
     # Gradescope's autograder timeout (seconds): results.json is written before it.
@@ -176,7 +256,8 @@ class Image:
             root=GRADESCOPE_ROOT,
             uv=UV_VERSION,
             python=self.python,
-            torch=shlex.quote(torch_requirement(self.torch or locked_torch(repo), repo)),
+            torch=shlex.quote(self.torch or f"torch=={locked_torch(repo)}"),
+            packages=shlex.join(self.packages),
             backend="" if self.cuda else "cpu",
             seed="" if self.seed is None else self.seed,
             per_student="1" if self.secret is not None else "",
@@ -187,6 +268,10 @@ class Image:
         deadline = max(self.timeout - TIMEOUT_MARGIN, self.timeout / 2)
         drawn = [] if self.seed is None else ["--drawn-inputs", "inputs"]
         return [f"--deadline={deadline:g}", *drawn]
+
+    def own_options(self) -> list[str]:
+        """What run_autograder itself is told of the image (before the grading options)."""
+        return ["--cuda"] if self.cuda else []
 
 
 def stage(tree: Path, rubric: Path, repo: Path = REPO_ROOT) -> None:
@@ -222,7 +307,9 @@ def build(
         stage(tree, rubric, repo)
         (tree / "README.md").write_text(README)
         (tree / "setup.sh").write_text(setup)
-        own = f"--per-student {SECRET_FILE} " if image.secret is not None else ""
+        own = [*image.own_options()]
+        own += ["--per-student", SECRET_FILE] if image.secret is not None else []
+        own = f"{shlex.join(own)} " if own else ""
         run = RUN.format(
             root=GRADESCOPE_ROOT, own=own, options=shlex.join(options + image.run_options())
         )

@@ -177,7 +177,7 @@ def build(
             python=course.python,
             uv=UV_VERSION,
             venv=VENV,
-            torch=shlex.quote(torch_requirement(course.torch_minor, repo)),
+            torch=shlex.quote(torch_requirement(course, repo)),
         )
     )
     (dest / "README.md").write_text(

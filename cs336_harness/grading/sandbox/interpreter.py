@@ -10,6 +10,9 @@ from collections.abc import Iterable
 
 # Neither the working directory nor `site`: see the module's docstring.
 FLAGS = ("-P", "-S")
+# The worker's variable naming the course's packages (comma-separated), which its message
+# about a module the environment lacks lists (`grading/worker/stand_ins.py`).
+COURSE_PACKAGES = "CS336_COURSE_PACKAGES"
 
 
 def site_packages() -> list[str]:

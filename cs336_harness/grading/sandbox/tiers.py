@@ -26,7 +26,7 @@ from cs336_harness.grading.sandbox import (
     user_tier,
 )
 from cs336_harness.grading.sandbox.cgroups import Cgroups, WorkerGroup
-from cs336_harness.grading.sandbox.interpreter import python_paths, site_packages
+from cs336_harness.grading.sandbox.interpreter import COURSE_PACKAGES, python_paths, site_packages
 from cs336_harness.grading.sandbox.limits import Limits, apply_rlimits
 from cs336_harness.grading.sandbox.timekeeping import process_tree_cpu_seconds
 
@@ -223,6 +223,8 @@ class Sandbox:
     mounts: tuple[str, ...] = field(default_factory=own_python_paths)
     site: tuple[str, ...] = field(default_factory=lambda: tuple(site_packages()))
     share: str = ""
+    # The course's packages by name, for the worker's message about a module it lacks.
+    offered: tuple[str, ...] = ()
     # The user tier: why its seccomp filter (`socket_filter`) cannot be had here; "": it is.
     no_filter: str = ""
 
@@ -304,7 +306,7 @@ class Sandbox:
             "--new-session",
             "--clearenv",
         ]  # fmt: skip
-        env = ENV | IDENTITY | _cpu_count(cpus)
+        env = ENV | IDENTITY | _cpu_count(cpus) | self._course()
         for name, value in interpreter.environment([HARNESS_MOUNT], env, self.site).items():
             command += ["--setenv", name, value]
         if self._as_root():
@@ -317,12 +319,15 @@ class Sandbox:
             command += ["--unshare-user", "--cap-drop", "ALL", "--"]
         return [*command, *worker, f"{SUBMISSION_MOUNT}/{adapters}", *worker_args]
 
+    def _course(self) -> dict[str, str]:
+        return {COURSE_PACKAGES: ",".join(self.offered)} if self.offered else {}
+
     def environment(self, harness: Path, home: Path, cpus: int = 1) -> dict[str, str] | None:
         """The worker's environment outside bubblewrap (inside, bwrap sets it), `home` its
         private home, temp and working directory."""
         if self.kind == BUBBLEWRAP:
             return None
-        private = {"HOME": str(home), "TMPDIR": str(home)} | _cpu_count(cpus)
+        private = {"HOME": str(home), "TMPDIR": str(home)} | _cpu_count(cpus) | self._course()
         if self.kind == USER:
             share = user_tier.SharedFolder(Path(self.share))
             return interpreter.environment(
@@ -419,7 +424,11 @@ def check_sandbox(
     refused = _namespaces_refused()
     if refused:
         raise GraderError(f"the sandbox cannot be set up: {refused}")
-    exposed = [str(Path(site) / name) for site in sandbox.site for name in WITHHELD_FROM_WORKER
+    # The site-packages on its path, and those mounted for it to read (a course's view
+    # links into the grader's own).
+    sites = {*sandbox.site, *(str(p) for m in sandbox.mounts
+                              for p in Path(m).glob("lib/python3*/site-packages"))}  # fmt: skip
+    exposed = [str(Path(site) / name) for site in sorted(sites) for name in WITHHELD_FROM_WORKER
                if (Path(site) / name).exists()]  # fmt: skip
     if exposed:
         raise GraderError(

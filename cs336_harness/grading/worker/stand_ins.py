@@ -8,29 +8,15 @@ import ast
 import importlib.abc
 import importlib.machinery
 import inspect
+import os
 import sys
 import types
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
 
-# What the grading environment offers beyond the standard library: the project's
-# dependencies and the `course` group of pyproject.toml (upstream's handout's, where they
-# install without a GPU); `tests/harness/test_stand_ins.py` checks that the two agree.
-OFFERED = (
-    "einops",
-    "einx",
-    "jaxtyping",
-    "numpy",
-    "psutil",
-    "pytest",
-    "regex",
-    "submitit",
-    "tiktoken",
-    "torch",
-    "tqdm",
-    "wandb",
-)
+from cs336_harness.grading.sandbox.interpreter import COURSE_PACKAGES
+
 # Exceptions whose handler makes an import optional: `except ImportError: fallback`.
 HANDLES_IMPORT_ERROR = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
@@ -40,10 +26,9 @@ class AbsentModuleError(ModuleNotFoundError):
 
 
 def _message(name: str, where: str) -> str:
-    return (
-        f"the grading environment has no module {name!r} (imported at {where}); "
-        f"it offers Python's standard library and {', '.join(OFFERED)}"
-    )
+    offered = os.environ.get(COURSE_PACKAGES, "").replace(",", ", ")
+    offers = f"; it offers Python's standard library and {offered}" if offered else ""
+    return f"the grading environment has no module {name!r} (imported at {where}){offers}"
 
 
 class Absent:
