@@ -37,6 +37,9 @@ class Embedding(nn.Module):
 
     def reset_parameters(self) -> None:
         """Re-draw ``weight`` from a standard normal truncated at ±3."""
+        if self.weight.is_meta:
+            # No values to draw, and torch's meta erfinv_ would import torch._dynamo (1 s).
+            return
         nn.init.trunc_normal_(self.weight, mean=0.0, std=1.0, a=-3.0, b=3.0)
 
     def forward(self, token_ids: Int[Tensor, " *batch"]) -> Float[Tensor, "*batch d_model"]:

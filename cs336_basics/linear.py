@@ -46,6 +46,9 @@ class Linear(nn.Module):
 
     def reset_parameters(self) -> None:
         """Re-draw ``weight`` from the truncated normal of the spec; zero the bias."""
+        if self.weight.is_meta:
+            # No values to draw, and torch's meta erfinv_ would import torch._dynamo (1 s).
+            return
         std = math.sqrt(2.0 / (self.in_features + self.out_features))
         nn.init.trunc_normal_(self.weight, mean=0.0, std=std, a=-3.0 * std, b=3.0 * std)
         if self.bias is not None:

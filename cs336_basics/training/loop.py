@@ -15,15 +15,6 @@ import math
 import numpy as np
 import numpy.typing as npt
 import torch
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from cs336_basics.adamw import AdamW
 from cs336_basics.checkpoint import load_checkpoint
@@ -92,6 +83,18 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
     ``loss_curve.csv`` (also at every checkpoint) and ``loss_curve.png`` to ``out_dir``.
     Refuses to start afresh over an existing run, and to resume without a checkpoint.
     """
+    # Imported here, not at the top: rich's console and progress bar take longer to import
+    # than the rest of the package, which the test suite's collection imports every run.
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     console = Console(stderr=True, quiet=quiet)
     device = torch.device(config.device)
     codec = config.codec()

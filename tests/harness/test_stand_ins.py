@@ -20,13 +20,15 @@ from cs336_harness.grading.sandbox.interpreter import COURSE_PACKAGES, site_pack
 from cs336_harness.paths import REPO_ROOT
 
 # Modules no environment has: real ones (pynvml, omegaconf) are installed on some hosts (a
-# GPU machine's image has pynvml), where they would not be stood in for.
+# GPU machine's image has pynvml), where they would not be stood in for. The installed module
+# imported for real is numpy, not torch: torch's own import under the stand-ins is what every
+# graded submission's worker does (the grader's tests), and here it would cost 2 s a run.
 SUBMISSION = {
     "cs336_basics/__init__.py": "from cs336_basics import monitor\n",
     "cs336_basics/monitor.py": """\
         import absent_nvml
         from absent_omegaconf import DictConfig, OmegaConf
-        import os, torch
+        import os, numpy
 
         try:
             import absent_heapdict
@@ -121,7 +123,7 @@ def test_a_stand_in_imports_and_fails_only_when_used(tmp_path: Path):
 def test_the_grader_lists_the_absent_imports_from_the_source(tmp_path: Path):
     root = _write(tmp_path)
     found = [str(a) for a in absent_imports(root, site_packages())]
-    # Not heapdict (optional), not os or torch (offered), not .helpers (relative: its own).
+    # Not heapdict (optional), not os or numpy (offered), not .helpers (relative: its own).
     assert found == [
         "absent_nvml (cs336_basics/monitor.py:1)",
         "absent_omegaconf (cs336_basics/monitor.py:2)",
