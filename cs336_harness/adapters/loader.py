@@ -25,6 +25,8 @@ from cs336_harness.adapters.submission_imports import (
     installed_for,
     uninstall,
 )
+from cs336_harness.cost import yardstick
+from cs336_harness.cost.cpu import call_cpu_seconds
 from cs336_harness.paths import DEFAULT_ADAPTERS
 
 ENV_VAR = "CS336_ADAPTERS"
@@ -157,6 +159,18 @@ class Adapters:
             return result
 
         return call
+
+    def measured(self, name: str, kwargs: dict[str, Any]) -> tuple[Any, float]:
+        """Run the probe `name` as `probe` does; its value and the CPU seconds it took, of
+        this process's threads and of every process it started (`cost.cpu`)."""
+        __tracebackhide__ = True
+        start = call_cpu_seconds()
+        value = self.probe(name, kwargs)
+        return value, call_cpu_seconds() - start
+
+    def yardstick(self) -> float:
+        """The yardstick's CPU seconds, timed in this process (`cost.yardstick`)."""
+        return yardstick.seconds()
 
     def probe(self, name: str, kwargs: dict[str, Any]) -> Any:
         """Run the probe `name` (`cs336_harness.adapters.probes`) against the module, here."""

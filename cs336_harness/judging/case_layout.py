@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 CASES_NAME = "cases.json"
+# The kinds of case that are not a forward output, each the name of a param set true: a
+# backward case stores gradients (its family's backward test alone runs on it), a cost case
+# what an efficiency test measures (its family's efficiency tests alone). A test takes one
+# kind with `family(..., cases=KIND)`; every other test takes the forward cases.
+BACKWARD, COST = "backward", "cost"
+KINDS = (BACKWARD, COST)
 
 # AdamW's accepted readings, each a tensor of an `adamw` case holding the oracle's trajectory
 # (`oracle.adamw_trajectory`'s `decay_order`, `eps_added_to`) and how a message names it.
@@ -28,6 +34,11 @@ ADAMW_READINGS: dict[str, tuple[str, str, str]] = {
 }  # fmt: skip
 
 T = TypeVar("T")
+
+
+def case_kind(params: Mapping[str, Any]) -> str | None:
+    """The kind of the case whose params these are, or None for a forward case."""
+    return next((kind for kind in KINDS if params.get(kind, False)), None)
 
 
 @cache

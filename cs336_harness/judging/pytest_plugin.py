@@ -18,6 +18,7 @@ from cs336_harness.adapters.loader import (
     resolve_spec,
 )
 from cs336_harness.families import BY_NAME
+from cs336_harness.judging.case_layout import COST, KINDS, case_kind
 from cs336_harness.judging.cases import Case, case_table, load_case
 from cs336_harness.judging.compare import OracleMismatch
 from cs336_harness.manifest import manifest_problems
@@ -27,7 +28,6 @@ DEFAULT_FIXTURES = REPO_ROOT / "tests" / "fixtures"
 FIXTURES_ENV_VAR = "CS336_FIXTURES"
 TYPECHECK_ENV_VAR = "CS336_TYPECHECK"
 # The `cases=` of a family marker that selects the cases holding gradients.
-BACKWARD = "backward"
 _ADAPTERS = pytest.StashKey[Any]()
 _FIXTURES = pytest.StashKey[Path]()
 _DEVICE = pytest.StashKey[torch.device]()
@@ -89,6 +89,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers", "trivial(why): a check that an implementation computing nothing also passes"
+    )
+    config.addinivalue_line(
+        "markers",
+        "efficiency: a test of what the code costs (a cost case's), not of what it computes; "
+        "`-m 'not efficiency'` leaves them out",
     )
     config.addinivalue_line(
         "markers",
@@ -202,14 +207,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if family not in table:
         raise pytest.UsageError(f"no cases for family {family!r} in the fixtures' cases.json")
     selection = metafunc.definition.get_closest_marker("family").kwargs.get("cases")
-    if selection not in (None, BACKWARD):
+    if selection not in (None, *KINDS):
         raise pytest.UsageError(
-            f"{metafunc.definition.nodeid}: cases={selection!r}, not {BACKWARD!r}"
+            f"{metafunc.definition.nodeid}: cases={selection!r}, not one of {KINDS}"
         )
-    # A backward case stores gradients, not an output: it belongs to the backward test alone.
-    entries = [
-        e for e in table[family] if e["params"].get(BACKWARD, False) == (selection == BACKWARD)
-    ]
+    # A backward or cost case stores no forward output: it belongs to its kind's tests alone.
+    entries = [e for e in table[family] if case_kind(e["params"]) == selection]
     if not entries:
         raise pytest.UsageError(f"no {selection or 'forward'} cases for family {family!r}")
     params = [
@@ -219,6 +222,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             marks=[
                 *([pytest.mark.hardening(entry["hardening"])] if "hardening" in entry else []),
                 *([pytest.mark.trivial(entry["trivial"])] if "trivial" in entry else []),
+                *([pytest.mark.efficiency] if selection == COST else []),
             ],
         )
         for entry in entries

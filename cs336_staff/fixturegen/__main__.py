@@ -15,6 +15,7 @@ from cs336_harness.families import BY_NAME
 from cs336_harness.judging.pytest_plugin import DEFAULT_FIXTURES
 from cs336_staff.fixturegen import evidence
 from cs336_staff.fixturegen.core_cases import add_core
+from cs336_staff.fixturegen.cost_cases import add_cost
 from cs336_staff.fixturegen.reference_model import REFERENCE_CONFIG, evidence_ids
 from cs336_staff.fixturegen.tokenizer_cases import add_tokenizer
 from cs336_staff.fixturegen.training_cases import add_training
@@ -30,6 +31,7 @@ def build(seed: int) -> tuple[FixtureSet, dict[str, np.ndarray]]:
     add_variants(fs)
     add_training(fs, model)
     add_tokenizer(fs)
+    add_cost(fs)
     # The registry and the cases agree: no test family without cases, no cases of a family
     # that nothing grades (cs336_harness/families.py).
     unknown, missing = sorted(set(fs.cases) - set(BY_NAME)), sorted(set(BY_NAME) - set(fs.cases))

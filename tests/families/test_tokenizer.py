@@ -7,6 +7,7 @@ import pytest
 
 from cs336_harness import bpe_fingerprint
 from cs336_harness.adapters.probes import tokenizer
+from cs336_harness.cost import budgets
 
 pytestmark = pytest.mark.family("tokenizer")
 
@@ -111,3 +112,38 @@ def test_round_trip(case, adapters):
     for text, back in zip(texts, out["round_trip"], strict=True):
         assert not isinstance(back, dict), f"decode(encode({text!r})) raised {back['error']}"
         assert back == text, f"decode(encode({text!r})) gives {back!r}"
+
+
+@pytest.mark.family("tokenizer", cases="cost")
+def test_encode_iterable_streams(case, adapters):
+    """Upstream's memory test of `encode_iterable`, without its wall of RSS + 1 MB: the peak
+    of the Python heap must not grow with the stream's length (`budgets.STREAM_ROUNDS`)."""
+    why = ""
+    for short, long, cut in budgets.STREAM_ROUNDS:
+        readings = tokenizer.stream_memory(
+            adapters,
+            vocab_flat=case["vocab_flat"],
+            vocab_lengths=case["vocab_lengths"],
+            merges_flat=case["merges_flat"],
+            merges_lengths=case["merges_lengths"],
+            special_tokens=case.params["special_tokens"],
+            lines_flat=case["lines_flat"],
+            lines_lengths=case["lines_lengths"],
+            lengths=[short, long],
+            cut=cut,
+        )
+        if not all(r["traced"] for r in readings):
+            pytest.fail(
+                "encode_iterable's memory could not be measured: tracemalloc was stopped "
+                "while it ran",
+                pytrace=False,
+            )
+        fields = ("peak", "first", "pulled", "ids", "cut")
+        a, b = (
+            budgets.Stream(n, *(r[f] for f in fields))
+            for n, r in zip((short, long), readings, strict=True)
+        )
+        why = budgets.stream_growth(a, b)
+        if not why:
+            return
+    budgets.fail_stream(why)

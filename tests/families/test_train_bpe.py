@@ -1,5 +1,7 @@
 """BPE training: merges in order and the vocabulary, exactly as the oracle trains them; the
-merges of pairs seen once apart, as hardening (the handout's vocab_size is a maximum).
+merges of pairs seen once apart, as hardening (the handout's vocab_size is a maximum); and
+its speed, as upstream's `test_train_bpe_speed` asks, in CPU time against a yardstick timed
+beside it (`cs336_harness/cost/budgets.py`).
 
 A failure hands the trained model to the diagnosis as its fingerprint
 (`cs336_harness/bpe_fingerprint.py`), so that its message opens with the likely cause where
@@ -13,6 +15,7 @@ import torch
 
 from cs336_harness import bpe_fingerprint
 from cs336_harness.adapters.probes import tokenizer as probes
+from cs336_harness.cost import budgets
 from cs336_harness.judging.compare import OracleMismatch
 
 pytestmark = pytest.mark.family("train_bpe")
@@ -179,3 +182,40 @@ def test_train_bpe_vocab_ids(case, adapters):
             vocab,
             merges,
         )
+
+
+@pytest.mark.family("train_bpe", cases="cost")
+def test_train_bpe_speed(case, adapters):
+    """Upstream's speed test, fair on any host: the CPU time of the call (every process it
+    ran), the large corpus's less the small one's, in yardsticks timed before and after."""
+    special_tokens, vocab_size = case.params["special_tokens"], case.params["vocab_size"]
+
+    def cpu(corpus: str, size: int = vocab_size) -> float:
+        _, seconds = probes.bpe_training.measured(
+            adapters, corpus=case[corpus], vocab_size=size, special_tokens=special_tokens
+        )
+        return seconds
+
+    def reading() -> tuple[budgets.Speed, float]:
+        before = adapters.yardstick()
+        small, large = cpu("corpus_small"), cpu("corpus_large")
+        return budgets.Speed(
+            large - small, before, adapters.yardstick(), budgets.TRAIN_BPE_LIMIT
+        ), large
+
+    speed, large = reading()
+    for _ in range(budgets.ROUNDS - 1):
+        if not speed.near_limit:
+            break
+        speed, large = min((speed, large), reading(), key=lambda r: r[0].ratio)
+    if not speed.slow:
+        return
+    merges = vocab_size - 256 - len(special_tokens)
+    few = cpu("corpus_large", 256 + len(special_tokens) + budgets.FEW_MERGES)
+    budgets.fail_slow(
+        f"BPE training is too slow: {speed.charged:.2f} s of CPU more on "
+        f"{case['corpus_large'].numel():,} bytes than on {case['corpus_small'].numel():,}, "
+        f"where this host allows {speed.allowed:.2f} s; "
+        + budgets.train_bpe_cause(large, few, merges),
+        speed,
+    )

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from cs336_harness.grading.sandbox.timekeeping import CallClock, Timeout, process_tree_cpu_seconds
+from cs336_harness.cost.cpu import process_tree_cpu_seconds
+from cs336_harness.grading.sandbox.timekeeping import CallClock, Timeout
 
 
 class Counter:

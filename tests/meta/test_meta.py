@@ -41,20 +41,27 @@ WRONG = sorted(p for p in (TESTS / "evidence" / "wrong").glob("*.py") if not p.n
 CORRECT = [TESTS / "adapters.py", TESTS / "evidence" / "fused.py"]
 
 
+# What the wrong modules run: what their code computes. The efficiency tests (their cost)
+# are the cost modules' (`test_meta_cost.py`): the wrong BPE trainers are the toy trainer
+# with a mistake switched on, as slow as it, and would fail the speed test too.
+CORRECTNESS = "not meta and not grading and not platforms and not efficiency"
+
+
 def run_suite(
-    pytester: pytest.Pytester, adapters: Path, files: list[Path] | None = None
+    pytester: pytest.Pytester,
+    adapters: Path,
+    files: list[Path] | None = None,
+    markers: str = "not meta and not grading and not platforms",
 ) -> list[pytest.TestReport]:
-    """Run every family's tests (or those in `files`) against `adapters`; the reports of
-    their calls."""
+    """Run every family's tests (or those in `files`, of `markers`) against `adapters`; the
+    reports of their calls."""
     recorder = pytester.inline_run(
         *map(str, files or [TESTS]),
         f"--adapters={adapters}",
         "-p",
         "no:cacheprovider",
         "-m",
-        # The everyday suite's selection (pyproject.toml's addopts): every family, none of the
-        # harness's own end-to-end tests.
-        "not meta and not grading and not platforms",
+        markers,
     )
     reports = [r for r in recorder.getreports("pytest_runtest_logreport") if r.when == "call"]
     errors = [
@@ -228,7 +235,8 @@ def check_diagnoses(
 @pytest.mark.parametrize("module", WRONG, ids=[p.stem for p in WRONG])
 def test_wrong_module_is_caught_by_its_family(pytester, request, module):
     wrong = importlib.import_module(f"tests.evidence.wrong.{module.stem}")
-    reports = run_suite(pytester, module, files_to_run(wrong, adapter_uses(pytester)))
+    files = files_to_run(wrong, adapter_uses(pytester))
+    reports = run_suite(pytester, module, files, CORRECTNESS)
     assert reports
     failed = failing_families(reports)
     assert failed == wrong.CAUGHT_BY, (

@@ -4,8 +4,10 @@ decode."""
 from __future__ import annotations
 
 import io
+import itertools
 import tempfile
-from collections.abc import Callable
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -84,3 +86,80 @@ def _each(method: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         except Exception as error:  # reported to the test, which names the input
             answers.append({"error": f"{type(error).__name__}: {error}"})
     return answers
+
+
+# Captured when the worker imports its probes, before any code of the submission's runs.
+_start_tracing, _stop_tracing = tracemalloc.start, tracemalloc.stop
+_traced, _tracing = tracemalloc.get_traced_memory, tracemalloc.is_tracing
+
+
+class _StreamCut(Exception):
+    """The stream ended early: more was pulled than `cut` allows before the first id."""
+
+
+@probe("get_tokenizer")
+def stream_memory(
+    module: ModuleType,
+    vocab_flat: torch.Tensor,
+    vocab_lengths: torch.Tensor,
+    merges_flat: torch.Tensor,
+    merges_lengths: torch.Tensor,
+    special_tokens: list[str] | None,
+    lines_flat: torch.Tensor,
+    lines_lengths: torch.Tensor,
+    lengths: list[int],
+    cut: int,
+) -> list[dict[str, Any]]:
+    """`encode_iterable` over streams of `lengths` characters: the stored lines, cycled,
+    handed out one at a time (the same string objects each pass, so the stream itself holds
+    no memory), each stream to a tokenizer of its own, after one pass over the lines to
+    warm whatever the tokenizers share. For each stream: `peak`, the most the Python heap
+    (tracemalloc) grew above where it began; `first`, the characters pulled before the
+    first id came out (None: none came); `pulled`, all pulled; `ids`, how many came out;
+    `cut`, whether the stream ended early since `cut` characters were pulled and no id had
+    come; `traced`, whether tracemalloc still ran at the end (the submission can stop it)."""
+    tokens = unpack(vocab_flat, vocab_lengths)
+    halves = unpack(merges_flat, merges_lengths)
+    merges = list(zip(halves[0::2], halves[1::2], strict=True))
+    lines = [line.decode("utf-8") for line in unpack(lines_flat, lines_lengths)]
+    make = adapter(module, "get_tokenizer")
+
+    def tokenizer() -> Any:
+        return make(dict(enumerate(tokens)), merges, special_tokens)
+
+    _stream(tokenizer(), lines, sum(map(len, lines)), cut, traced=False)
+    return [_stream(tokenizer(), lines, length, cut) for length in lengths]
+
+
+def _stream(
+    tok: Any, lines: list[str], length: int, cut: int, traced: bool = True
+) -> dict[str, Any]:
+    state = {"pulled": 0, "first": None, "cut": False}
+
+    def stream() -> Iterator[str]:
+        for line in itertools.cycle(lines):
+            if state["pulled"] >= length:
+                return
+            if state["first"] is None and state["pulled"] >= cut:
+                state["cut"] = True
+                raise _StreamCut
+            state["pulled"] += len(line)
+            yield line
+
+    ids = 0
+    if traced:
+        _start_tracing()
+    try:
+        base = _traced()[0]
+        for _ in tok.encode_iterable(stream()):
+            if state["first"] is None:
+                state["first"] = state["pulled"]
+            ids += 1
+    except _StreamCut:
+        pass
+    finally:
+        still = _tracing()
+        peak = _traced()[1] - base if still else 0
+        if traced:
+            _stop_tracing()
+    return {"peak": peak, "ids": ids, "traced": still or not traced} | state

@@ -17,10 +17,13 @@ import torch
 import cs336_harness.grading.judge.recorder
 import cs336_harness.judging.compare
 import cs336_harness.judging.pytest_plugin  # noqa: F401 (imported once here, not in every child)
+from cs336_harness.cost.cpu import keep_orphans
 
 
 def _run_child(args: list[str], log: str) -> None:
-    """In the forked child: pytest on the job, output to `log`. Never returns."""
+    """In the forked child: pytest on the job, output to `log`. Never returns. What its
+    workers orphan comes to it, not to init, so their CPU time is still counted."""
+    keep_orphans()
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(output, 1)

@@ -19,6 +19,7 @@ from cs336_harness.adapters.loader import (
     NotImplementedFailure,
     SubmissionRaised,
 )
+from cs336_harness.grading.judge import yardstick
 from cs336_harness.grading.judge.job import Job
 from cs336_harness.grading.judge.record import DETAILS_CHARS, MESSAGE_CHARS
 from cs336_harness.grading.judge.remote import (
@@ -212,6 +213,7 @@ class Recorder:
             log=job.worker_log,
             on_start=lambda: self.write("worker"),
             on_exit=self._worker_ended,
+            yardstick=partial(yardstick.timed, job.sandbox, job.harness),
         )
         if self.shares is not None:
             self.adapters.end = self.shares.end

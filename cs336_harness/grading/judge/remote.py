@@ -118,8 +118,12 @@ class RemoteAdapters:
         log: Path,
         on_start: Callable[[], None] = lambda: None,
         on_exit: Callable[[Worker], None] = lambda worker: None,
+        yardstick: Callable[[], float] | None = None,
     ):
+        """`yardstick`: times the yardstick where the worker's calls are timed (the
+        recorder's runs it with the worker's interpreter, on its CPUs)."""
         self._start_worker = start_worker
+        self._yardstick = yardstick
         self.limits = limits
         self.log = log
         self._on_start = on_start
@@ -129,9 +133,11 @@ class RemoteAdapters:
         self._booted = False
         # Where the log ended when the current worker started: past it, its own output.
         self._log_from = 0
-        # What the submission's calls used so far: CPU seconds, and wall-clock seconds.
+        # What the submission's calls used so far: CPU seconds, and wall-clock seconds; and
+        # the CPU seconds of the last call alone.
         self.cpu_spent = 0.0
         self.wall_spent = 0.0
+        self.last_cpu = 0.0
         # Set once importing the adapters failed: every call fails the same way after it.
         self._import_failure: Failed | None = None
         # By adapter (or probe): its calls that ran out of time since its last answer, and,
@@ -257,7 +263,8 @@ class RemoteAdapters:
         return _timeout(timeout, message)
 
     def _charge(self, clock: CallClock) -> None:
-        self.cpu_spent += clock.used()
+        self.last_cpu = clock.used()
+        self.cpu_spent += self.last_cpu
         self.wall_spent += clock.elapsed()
 
     def _ready(self) -> None:
@@ -356,6 +363,20 @@ class RemoteAdapters:
         """Run the probe `name` (`cs336_harness.adapters.probes`) in the worker."""
         __tracebackhide__ = True
         return self._request(name, {"probe": name, "kwargs": kwargs})
+
+    def measured(self, name: str, kwargs: dict[str, Any]) -> tuple[Any, float]:
+        """Run the probe `name` as `probe` does; its value and the CPU seconds the worker
+        used for it: every process it ran, by its cgroup's counter, or else by its process
+        tree and its user's processes (`Worker.cpu_seconds`)."""
+        __tracebackhide__ = True
+        value = self.probe(name, kwargs)
+        return value, self.last_cpu
+
+    def yardstick(self) -> float:
+        """The yardstick's CPU seconds, where the worker's calls are timed."""
+        if self._yardstick is None:
+            raise RuntimeError("these remote adapters were given no yardstick to time")
+        return self._yardstick()
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         __tracebackhide__ = True

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cs336_harness.cost.cpu import orphans_kept, process_tree_cpu_seconds
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.sandbox import (
     cgroups,
@@ -28,7 +29,6 @@ from cs336_harness.grading.sandbox import (
 from cs336_harness.grading.sandbox.cgroups import Cgroups, WorkerGroup
 from cs336_harness.grading.sandbox.interpreter import COURSE_PACKAGES, python_paths, site_packages
 from cs336_harness.grading.sandbox.limits import Limits, apply_rlimits
-from cs336_harness.grading.sandbox.timekeeping import process_tree_cpu_seconds
 
 HARNESS_MOUNT = "/harness"
 # Inside the private /tmp, the folder bound as the worker's /dev/shm.
@@ -176,9 +176,14 @@ class Worker:
     watch: shared_temp.Watch | None = None
 
     def cpu_seconds(self) -> float:
-        """CPU time of everything the worker ran so far."""
+        """CPU time of everything the worker ran so far: its cgroup's counter, or else its
+        process tree; in the judge, which keeps what its workers orphan (`cost.cpu.
+        keep_orphans`), every process below the judge, so that a daemon that left the
+        worker's tree is still counted."""
         if self.group is not None:
             return self.group.cpu_seconds()
+        if orphans_kept():
+            return process_tree_cpu_seconds(os.getpid(), own=False)
         return process_tree_cpu_seconds(self.process.pid)
 
     def oom_kills(self) -> int:

@@ -4,15 +4,12 @@ cgroup or /proc, under wall-clock caps (docs/architecture.md, "Limits and the ti
 from __future__ import annotations
 
 import contextlib
-import os
 import select
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 # How often a wait looks at the CPU counter: a call overruns its limit by at most this.
 SLICE = 0.1
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class Timeout(Exception):
@@ -53,30 +50,6 @@ class Deadline:
             )
             if readable or writable:
                 return
-
-
-def process_tree_cpu_seconds(root: int) -> float:
-    """User and system time of `root` and its live descendants, with what each reaped."""
-    children: dict[int, list[int]] = {}
-    times: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # it exited while we looked
-            continue
-        # The command name is in parentheses and may hold spaces: split after the last ")".
-        fields = stat[stat.rindex(")") + 2 :].split()
-        pid, parent = int(entry.name), int(fields[1])
-        children.setdefault(parent, []).append(pid)
-        times[pid] = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
-    total, stack = 0.0, [root]
-    while stack:
-        pid = stack.pop()
-        total += times.get(pid, 0.0)
-        stack.extend(children.get(pid, []))
-    return total
 
 
 class CallClock(Deadline):

@@ -18,7 +18,7 @@ from safetensors.numpy import load_file, save_file
 
 from cs336_harness import withheld
 from cs336_harness.families import FAMILIES
-from cs336_harness.judging.case_layout import ADAMW_READINGS, case_table
+from cs336_harness.judging.case_layout import ADAMW_READINGS, case_kind, case_table
 from cs336_harness.judging.diagnosis.numpy_cases import load
 from cs336_harness.manifest import MANIFEST_NAME
 
@@ -28,10 +28,6 @@ DISCRIMINATING = 256
 # The stored tensors a family's test compares a forward output with, where not `expected`
 # alone (AdamW's test takes the nearest of its accepted readings).
 FORWARD_EXPECTED = {"adamw": tuple(ADAMW_READINGS)}
-# A case that holds gradients, not a forward output, has this param set: the value of
-# `pytest_plugin.BACKWARD`, not imported from there, which would bring torch to the grader.
-BACKWARD_PARAM = "backward"
-
 # The families whose modules a block or a model is built from: when the block or the model
 # fails, those of them that failed before it in the session are named too.
 COMPONENTS = {f.name: f.built_from for f in FAMILIES if f.built_from}
@@ -189,7 +185,7 @@ class LiveCatalog:
         for family, entries in case_table(self.fixtures).items():
             if family in self.families:
                 for entry in entries:
-                    if not entry["params"].get(BACKWARD_PARAM, False):
+                    if case_kind(entry["params"]) is None:
                         yield family, entry
 
 

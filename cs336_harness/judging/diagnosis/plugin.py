@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from cs336_harness import withheld
+from cs336_harness.judging.case_layout import case_kind
 from cs336_harness.judging.cases import Case
 from cs336_harness.judging.compare import OracleMismatch
 from cs336_harness.judging.diagnosis import dtype_cause
 from cs336_harness.judging.diagnosis.diagnose import (
-    BACKWARD_PARAM,
     COMPONENTS,
     FORWARD_EXPECTED,
     NO_MATCH,
@@ -66,7 +66,7 @@ def _source(config: pytest.Config, fixtures: Path) -> Source | None:
 
 
 def _is_forward_output(case: Case, expected: torch.Tensor) -> bool:
-    if case.params.get(BACKWARD_PARAM, False):
+    if case_kind(case.params) is not None:
         return False
     if case.family in DERIVED_EXPECTED:
         derived = DERIVED_EXPECTED[case.family](case.tensors)
