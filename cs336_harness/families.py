@@ -83,6 +83,10 @@ class Family:
     # `get_transformer_lm`/`_block` build, which take no device and are judged where they
     # are built, on the CPU (see tests/families/test_lm_module.py).
     case_on_device: bool = True
+    # The share of its points its efficiency tests carry (those on its cost cases, the
+    # `efficiency` marker): upstream's own, a test among its test file's tests, where
+    # upstream tests what the code costs; a rubric may give it other points.
+    efficiency: float = 0.0
 
     @property
     def upstream(self) -> bool:
@@ -405,6 +409,8 @@ FAMILIES = (
         points=15,
         part=Part.TOKENIZER,
         case_on_device=False,
+        # Upstream's test_train_bpe.py: the speed test is one of its three tests.
+        efficiency=1 / 3,
     ),
     Family(
         "tokenizer",
@@ -418,6 +424,9 @@ FAMILIES = (
         points=15,
         part=Part.TOKENIZER,
         case_on_device=False,
+        # Upstream's test_tokenizer.py: encode_iterable's memory test is one of its 22 tests
+        # that count (its test of encode's memory is an xfail).
+        efficiency=1 / 22,
     ),
 )
 BY_NAME = {family.name: family for family in FAMILIES}

@@ -1,6 +1,7 @@
 """The grader's pool of lanes: each a judge process grading one submission at a time, from its
 copy taken in to its verdict record read back; a lane that stops answering is replaced, and
-time-outs beside other submissions are graded again alone (docs/architecture.md, "Lanes")."""
+time-outs and slow verdicts near their limit beside other submissions are graded again
+alone (docs/architecture.md, "Lanes")."""
 
 from __future__ import annotations
 
@@ -269,9 +270,9 @@ class Grader:
         return replace(result, load=load)
 
     def regrade_alone(self, first: SubmissionResult, path: Path) -> SubmissionResult:
-        """`first` with its tests that ran out of wall-clock time beside other submissions
-        graded again, with every other lane idle; the report says so. Call it when no other
-        grading is under way."""
+        """`first` with its tests whose verdicts load could explain beside other submissions
+        (`GradedTest.load_sensitive`) graded again, with every other lane idle; the report
+        says so. Call it when no other grading is under way."""
         again = [t.nodeid for t in first.tests if t.load_sensitive]
         if not first.load or not again:
             return first
@@ -281,10 +282,17 @@ class Grader:
             replace(redone[t.nodeid], family=t.family, kind=t.kind) if t.nodeid in redone else t
             for t in first.tests
         )
+        timed_out = sum(t.status == Status.TIMED_OUT for t in first.tests if t.load_sensitive)
+        slow = len(again) - timed_out
         still = sum(redone[n].status == Status.TIMED_OUT for n in again if n in redone)
+        still_slow = sum(redone[n].status != Status.PASSED for n in again if n in redone) - still
+        parts = [f"{timed_out} test(s) ran out of wall-clock time"] if timed_out else []
+        parts += [f"{slow} efficiency test(s) were slow by little"] if slow else []
+        outcome = [f"{still} timed out"] if timed_out else []
+        outcome += [f"{still_slow} were slow"] if slow else []
         note = (
-            f"{len(again)} test(s) ran out of wall-clock time while it was {first.load}; "
-            f"graded again alone, where {still} timed out: these verdicts are the second's"
+            f"{' and '.join(parts)} while it was {first.load}; graded again alone, where "
+            f"{' and '.join(outcome)}: these verdicts are the second's"
         )
         return replace(
             first,
@@ -436,11 +444,13 @@ class Grader:
         tests = []
         why = self._why_stopped(returncode)
         host = _host_failure(record, returncode, killed)
-        for nodeid, family, kind, trivial in collected:
+        for nodeid, family, kind, trivial, efficiency in collected:
             test = record.finished.get(nodeid) or GradedTest(nodeid, family, Status.ERROR, why)
             if host and test.status != Status.PASSED:
                 test = replace(test, status=Status.ERROR, message=host, host_failure=True)
-            tests.append(replace(test, family=family, kind=kind, trivial=trivial))
+            tests.append(
+                replace(test, family=family, kind=kind, trivial=trivial, efficiency=efficiency)
+            )
         output = "\n".join(
             [
                 "--- judge (trusted tests) ---",
@@ -472,8 +482,16 @@ class Grader:
             self._collected = collected
         message = f"not graded: {clean(reason, PATH_CHARS)}"
         return [
-            GradedTest(nodeid, family, Status.ERROR, message, kind=kind, trivial=trivial)
-            for nodeid, family, kind, trivial in collected
+            GradedTest(
+                c.nodeid,
+                c.family,
+                Status.ERROR,
+                message,
+                kind=c.kind,
+                trivial=c.trivial,
+                efficiency=c.efficiency,
+            )
+            for c in collected
         ]
 
 

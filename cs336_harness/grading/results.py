@@ -58,8 +58,12 @@ class GradedTest:
     # How an implementation that computes nothing passes it too (the `trivial` marker's why;
     # "": it does not): it earns only beside a passed test of its family that is not trivial.
     trivial: str = ""
-    # A time-out that load could have caused: the wall-clock cap of a call, or a worker that
-    # did not start (a call's CPU time does not depend on what runs beside it).
+    # A test of what the code costs (the `efficiency` marker), not of what it computes: its
+    # family's efficiency points are its tests' (`scoring`).
+    efficiency: bool = False
+    # A verdict that load could have caused: the wall-clock cap of a call, a worker that did
+    # not start (a call's CPU time depends little on what runs beside it), or a slow verdict
+    # close to its limit (`cost.budgets.LOAD_MARGIN`).
     load_sensitive: bool = False
     # The worker could not start before any of the submission's code ran: the host failed,
     # not the submission (the run ends with an error, `cli`).

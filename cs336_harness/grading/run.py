@@ -360,7 +360,8 @@ def _grade_all(
         # Not past a deadline, which the first grading was made to fit.
         if result.load and grader.deadline is None and any(t.load_sensitive for t in result.tests):
             console.print(
-                f"grading again alone: {result.name} (timed out beside others)", markup=False
+                f"grading again alone: {result.name} (timed out, or slow by little, beside others)",
+                markup=False,
             )
             result = grader.regrade_alone(result, path)
         again.append(result)

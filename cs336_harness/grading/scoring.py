@@ -51,6 +51,8 @@ class FamilyPoints:
     family: str
     title: str
     points: float
+    # Of `points`, what its efficiency tests carry between them (the rest: its others).
+    efficiency: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -140,13 +142,25 @@ class Rubric:
 
 
 def _entry(family: str, value: object) -> FamilyPoints:
-    if not isinstance(value, dict) or set(value) - {"points", "title"} or "points" not in value:
-        raise RubricError(f"rubric entry {family!r} must be a table with `points` (and `title`)")
+    keys = {"points", "title", "efficiency"}
+    if not isinstance(value, dict) or set(value) - keys or "points" not in value:
+        raise RubricError(
+            f"rubric entry {family!r} must be a table with `points` (and `title`, `efficiency`)"
+        )
     points = value["points"]
     if isinstance(points, bool) or not isinstance(points, int | float) or points < 0:
         raise RubricError(f"rubric entry {family!r}: points must be a number ≥ 0, got {points!r}")
-    default = BY_NAME[family].title if family in BY_NAME else family
-    return FamilyPoints(family, str(value.get("title", default)), float(points))
+    registered = BY_NAME.get(family)
+    default = registered.title if registered else family
+    # The registry's share (upstream's weight of its efficiency test) of the points given.
+    efficiency = value.get("efficiency", points * (registered.efficiency if registered else 0))
+    inside = isinstance(efficiency, int | float) and not isinstance(efficiency, bool)
+    if not inside or not 0 <= efficiency <= points:
+        raise RubricError(
+            f"rubric entry {family!r}: efficiency must be a number of points between 0 and its "
+            f"points ({points!r}), got {efficiency!r}"
+        )
+    return FamilyPoints(family, str(value.get("title", default)), float(points), float(efficiency))
 
 
 def _rules_entry(value: object) -> RulesEntry:
@@ -293,6 +307,8 @@ class FamilyScore:
     in_rubric: bool
     # Passed trivial tests whose family had no other test passed: they earn nothing.
     uncounted: frozenset[str] = frozenset()
+    # Of `max_points`, what its efficiency tests carry between them (none where it has none).
+    efficiency_points: float = 0.0
 
     @property
     def passed(self) -> int:
@@ -308,8 +324,13 @@ class FamilyScore:
         return next((t for t in self.tests if t.status == self.status != Status.PASSED), None)
 
     def test_points(self, test: GradedTest) -> tuple[float, float]:
-        """(score, max) of one test: the family's points spread evenly over its tests."""
-        share = self.max_points / len(self.tests)
+        """(score, max) of one test: the efficiency points spread evenly over the efficiency
+        tests, the family's other points over its other tests."""
+        group = [t for t in self.tests if t.efficiency == test.efficiency]
+        points = (
+            self.efficiency_points if test.efficiency else self.max_points - self.efficiency_points
+        )
+        share = points / len(group)
         earned = self.counts(test) and self.points > 0
         return (share if earned else 0.0), share
 
@@ -348,11 +369,26 @@ def _family_score(
         for t in tests
         if t.trivial and t.status == Status.PASSED and t.family not in told_apart
     )
-    counted = sum(t.status == Status.PASSED and t.nodeid not in uncounted for t in tests)
-    if partial:
-        points = max_points * counted / len(tests)
+    efficient = [t for t in tests if t.efficiency]
+    others = [t for t in tests if not t.efficiency]
+    # The efficiency points go to the efficiency tests: to the others where a run has none of
+    # those (it selected some tests), and the whole family's to them where it has only those.
+    if not efficient:
+        efficiency = 0.0
+    elif not others:
+        efficiency = max_points
     else:
-        points = max_points if counted == len(tests) else 0.0
+        efficiency = entry.efficiency if entry else 0.0
+
+    def earned(group: list[GradedTest], points: float) -> float:
+        counted = sum(t.status == Status.PASSED and t.nodeid not in uncounted for t in group)
+        return points * counted / len(group) if group else 0.0
+
+    if partial:
+        points = earned(others, max_points - efficiency) + earned(efficient, efficiency)
+    else:
+        passed = all(t.status == Status.PASSED and t.nodeid not in uncounted for t in tests)
+        points = max_points if passed else 0.0
     registered = BY_NAME[family].title if family in BY_NAME else family
     return FamilyScore(
         family=family,
@@ -363,6 +399,7 @@ def _family_score(
         status=family_status(t.status for t in tests),
         in_rubric=entry is not None,
         uncounted=uncounted,
+        efficiency_points=efficiency,
     )
 
 

@@ -7,6 +7,7 @@ at the head of `cs336_basics/__init__.py` runs when the package is imported.
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 from collections.abc import Iterable
@@ -732,3 +733,27 @@ MANY_FILES = Synthetic(
             raise SystemExit(f"made {_made} files in /tmp, then: {error.strerror}") from None
     """
 )
+
+
+# -- the cost evidence, handed in ------------------------------------------------------
+
+_EVIDENCE_IMPORT = re.compile(
+    r"^from tests\.evidence\.(?:cost|wrong)\.(?P<module>_\w+) import (?P<names>.+)$", re.M
+)
+
+
+def cost_evidence(stem: str) -> Synthetic:
+    """`tests/evidence/cost/<stem>.py` as a student hands it in: its adapters after the
+    bundled ones, the helper module it imports copied into its own `cs336_basics`."""
+    source = (REPO_ROOT / "tests" / "evidence" / "cost" / f"{stem}.py").read_text()
+    source = source.replace("from tests.adapters import *  # noqa: F403\n", "")
+    helpers = {
+        f"{m['module']}.py": next(
+            p
+            for folder in ("cost", "wrong")
+            if (p := REPO_ROOT / "tests" / "evidence" / folder / f"{m['module']}.py").is_file()
+        )
+        for m in _EVIDENCE_IMPORT.finditer(source)
+    }
+    tail = _EVIDENCE_IMPORT.sub(r"from cs336_basics.\g<module> import \g<names>", source)
+    return Synthetic(adapters_tail=tail, package_files=helpers)

@@ -117,7 +117,13 @@ def test_a_course_s_families_table_stands_alone_and_titles_default_to_the_regist
 
 @pytest.mark.parametrize(
     "text",
-    ["[families]\n", "families = { linear = 1 }\n", "[families]\nlinear = { points = -1 }\n"],
+    [
+        "[families]\n",
+        "families = { linear = 1 }\n",
+        "[families]\nlinear = { points = -1 }\n",
+        "[families]\ntrain_bpe = { points = 15, efficiency = 16 }\n",
+        "[families]\ntrain_bpe = { points = 15, efficiency = true }\n",
+    ],
 )
 def test_a_malformed_rubric_is_an_error(tmp_path: Path, text: str):
     path = tmp_path / "rubric.toml"
@@ -223,6 +229,29 @@ def test_a_trivial_pass_earns_only_beside_a_test_of_its_family_that_tells_it_apa
         result = score(SubmissionResult("s", Path("."), told, "", 0.0, 1), load_rubric(rubric),
                        partial)  # fmt: skip
         assert result.points == result.max_points
+
+
+def test_efficiency_tests_carry_upstream_s_share_of_their_family_or_the_rubric_s(
+    tmp_path: Path,
+):
+    """train_bpe's speed test is one of upstream's three: 5 of its 15 points, whatever the
+    number of this project's other tests; a course's rubric may weigh it otherwise."""
+    tests = (
+        *(GradedTest(f"t::bpe{i}", "train_bpe", Status.PASSED) for i in range(11)),
+        GradedTest("t::speed", "train_bpe", Status.FAILED, efficiency=True),
+    )
+    submission = SubmissionResult("s", Path("."), tests, "", 0.0, 1)
+    [bpe] = score(submission, load_rubric()).families
+    assert (bpe.points, bpe.max_points, bpe.efficiency_points) == (10.0, 15.0, 5.0)
+    assert bpe.test_points(tests[-1]) == (0.0, 5.0)
+    assert bpe.test_points(tests[0]) == (10 / 11, 10 / 11)
+    assert score(submission, load_rubric(), partial=False).points == 0
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text("[families]\ntrain_bpe = { points = 15, efficiency = 3 }\n")
+    assert score(submission, load_rubric(rubric)).points == 12.0
+    # A run with no efficiency test (one that selected tests) gives their points to the rest.
+    assert score(replace(submission, tests=tests[:-1]), load_rubric()).points == 15.0
+    assert load_rubric().get("tokenizer").efficiency == pytest.approx(15 / 22)
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ class Collected(NamedTuple):
     family: str
     kind: str = CONTRACT
     trivial: str = ""
+    efficiency: bool = False
 
 
 @dataclass
@@ -74,6 +75,7 @@ def read_record(path: Path) -> RunRecord:
                         str(t["family"]),
                         str(t.get("kind", CONTRACT)),
                         str(t.get("trivial", "")),
+                        t.get("efficiency") is True,
                     )
                     for t in event["tests"]
                 ]

@@ -19,6 +19,7 @@ from cs336_harness.adapters.loader import (
     NotImplementedFailure,
     SubmissionRaised,
 )
+from cs336_harness.cost.budgets import TooSlow
 from cs336_harness.grading.judge import yardstick
 from cs336_harness.grading.judge.job import Job
 from cs336_harness.grading.judge.record import DETAILS_CHARS, MESSAGE_CHARS
@@ -234,6 +235,7 @@ class Recorder:
                 "family": _family(item),
                 "kind": _kind(item),
                 "trivial": _trivial(item),
+                "efficiency": item.get_closest_marker("efficiency") is not None,
             }
             for item in session.items
         ]
@@ -286,8 +288,9 @@ class Recorder:
             verdict["status"] = classify(call, report)
             verdict["message"] = self._relative(_message(call, report))
             excinfo = call.excinfo
-            verdict["load_sensitive"] = excinfo is not None and excinfo.errisinstance(
-                (LoadSensitiveTimeout, WorkerBootFailure)
+            verdict["load_sensitive"] = excinfo is not None and (
+                excinfo.errisinstance((LoadSensitiveTimeout, WorkerBootFailure))
+                or (excinfo.errisinstance(TooSlow) and excinfo.value.near_limit)
             )
             verdict["host_failure"] = excinfo is not None and excinfo.errisinstance(
                 (WorkerBootFailure, WorkerBootTimeout)

@@ -13,7 +13,14 @@ from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.grading.sandbox.tiers import Sandbox
 
 MODULE = "cs336_harness.cost.yardstick"
-ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+# No bytecode: the harness it imports is the trusted bundle's, whose files are checked after
+# every submission.
+ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 # Far above its tenth of a second: a host so busy that it passes is reported as such.
 TIMEOUT = 60.0
 

@@ -43,6 +43,17 @@ def count_cpus() -> None:
         os.cpu_count = lambda: int(cpus)
 
 
+def light_spawned_processes() -> None:
+    """A process the submission starts by `spawn` or `forkserver` (a `Pool` for BPE's
+    pre-tokenization) imports what its task needs, not this worker: multiprocessing runs the
+    parent's `__main__` again in each child, found by its module name or file, which would
+    cost each of them torch's import (upstream's tests run under pytest, whose `__main__`
+    imports little). Without either, a child imports nothing for the main module."""
+    main = sys.modules["__main__"]
+    main.__spec__ = None
+    vars(main).pop("__file__", None)
+
+
 # The writable copy of the submission, in the worker's home (`working_copy`).
 COPY = "submission"
 
@@ -121,6 +132,7 @@ def main(argv: list[str]) -> int:
         importlib.import_module(name)
 
     count_cpus()
+    light_spawned_processes()
     given = Path(argv[1]).resolve()
     source = given.parent.parent
     root = Path(os.environ.get("HOME") or "/tmp") / COPY
