@@ -168,6 +168,22 @@ class Adapters:
         value = self.probe(name, kwargs)
         return value, call_cpu_seconds() - start
 
+    def measured_call(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], times: int = 1
+    ) -> tuple[Any, float]:
+        """Call the adapter `name` once as any call is made (its failures reported so), then
+        `times` times more, timed: the value, and the CPU seconds those took (as
+        `measured`). The timed calls skip the check of inputs changed in place, which the
+        grader's worker makes once a request."""
+        __tracebackhide__ = True
+        value = getattr(self, name)(*args, **kwargs)
+        function = getattr(self.module, name)
+        start = call_cpu_seconds()
+        for _ in range(times):
+            own_args, own_kwargs = _own_copies(args, kwargs)
+            function(*own_args, **own_kwargs)
+        return value, call_cpu_seconds() - start
+
     def yardstick(self) -> float:
         """The yardstick's CPU seconds, timed in this process (`cost.yardstick`)."""
         return yardstick.seconds()

@@ -61,6 +61,11 @@ class GradedTest:
     # A test of what the code costs (the `efficiency` marker), not of what it computes: its
     # family's efficiency points are its tests' (`scoring`).
     efficiency: bool = False
+    # An efficiency test's reading, what it measured as a fraction of its limit (1: the
+    # limit; None: not one), and the known cause it names where it failed
+    # (`cost.causes.CAUSES`).
+    cost: float | None = None
+    cost_cause: str = ""
     # A verdict that load could have caused: the wall-clock cap of a call, a worker that did
     # not start (a call's CPU time depends little on what runs beside it), or a slow verdict
     # close to its limit (`cost.budgets.LOAD_MARGIN`).

@@ -5,6 +5,7 @@ import torch
 
 from cs336_harness.families import family
 from cs336_harness.judging.compare import assert_matches_oracle
+from tests.families import costs
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("multihead_self_attention")
@@ -37,3 +38,9 @@ def test_multihead_self_attention_backward(case, adapters):
         "in_features": case["in_features"],
     }
     assert_input_gradients(adapters, case, "run_multihead_self_attention", kwargs, FAMILY.backward)
+
+
+@pytest.mark.efficiency
+@pytest.mark.hardening(costs.HARDENING)
+def test_multihead_self_attention_cost(adapters, request):
+    costs.check_cost("multihead_self_attention", adapters, request)

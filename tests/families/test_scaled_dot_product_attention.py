@@ -5,6 +5,7 @@ import torch
 
 from cs336_harness.families import family
 from cs336_harness.judging.compare import assert_matches_oracle
+from tests.families import costs
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("scaled_dot_product_attention")
@@ -33,3 +34,9 @@ def test_scaled_dot_product_attention_backward(case, adapters):
     assert_input_gradients(
         adapters, case, "run_scaled_dot_product_attention", kwargs, FAMILY.backward
     )
+
+
+@pytest.mark.efficiency
+@pytest.mark.hardening(costs.HARDENING)
+def test_scaled_dot_product_attention_cost(adapters, request):
+    costs.check_cost("scaled_dot_product_attention", adapters, request)

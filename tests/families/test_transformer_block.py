@@ -9,6 +9,7 @@ from cs336_harness.judging.diagnosis.first_difference import (
     in_transformer_block,
     reported_on_failure,
 )
+from tests.families import costs
 from tests.families.gradients import assert_input_gradients
 
 FAMILY = family("transformer_block")
@@ -43,3 +44,9 @@ def test_transformer_block_backward(case, adapters):
         "in_features": case["in_features"],
     }
     assert_input_gradients(adapters, case, "run_transformer_block", kwargs, FAMILY.backward)
+
+
+@pytest.mark.efficiency
+@pytest.mark.hardening(costs.HARDENING)
+def test_transformer_block_cost(adapters, request):
+    costs.check_cost("transformer_block", adapters, request)

@@ -6,6 +6,7 @@ import torch
 from cs336_harness.families import family
 from cs336_harness.judging.compare import assert_matches_oracle
 from cs336_harness.judging.diagnosis.first_difference import in_transformer_lm, reported_on_failure
+from tests.families import costs
 from tests.families.lm_call import run_lm
 
 FAMILY = family("transformer_lm")
@@ -28,3 +29,9 @@ def test_transformer_lm_rejects_sequences_past_the_context(case, adapters):
     assert too_long.shape[-1] == case.params["context_length"] + 1
     with pytest.raises(Exception):  # noqa: B017 (SPEC asks for a clear error, of no fixed type)
         run_lm(adapters, case, too_long)
+
+
+@pytest.mark.efficiency
+@pytest.mark.hardening(costs.HARDENING)
+def test_transformer_lm_cost(adapters, request):
+    costs.check_cost("transformer_lm", adapters, request)

@@ -5,6 +5,7 @@ words enter the grader (docs/architecture.md, "The verdict record")."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,13 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield line
 
 
+def _reading(value: object) -> float | None:
+    """An efficiency test's reading: a finite number ≥ 0, or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
 def read_record(path: Path) -> RunRecord:
     record = RunRecord()
     for line in _lines(path):
@@ -100,6 +108,8 @@ def read_record(path: Path) -> RunRecord:
                     ),
                     error_shape=clean(str(event.get("error_shape", "")), ID_CHARS),
                     submission_raised=event.get("submission_raised") is True,
+                    cost=_reading(event.get("cost")),
+                    cost_cause=clean(str(event.get("cost_cause", "")), ID_CHARS),
                 )
                 record.finished[test.nodeid] = test
                 record.called[test.nodeid] = read_called(event.get("called"))

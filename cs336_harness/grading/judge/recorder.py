@@ -19,6 +19,7 @@ from cs336_harness.adapters.loader import (
     NotImplementedFailure,
     SubmissionRaised,
 )
+from cs336_harness.cost.budgets import PROPERTY as COST_PROPERTY
 from cs336_harness.cost.budgets import TooSlow
 from cs336_harness.grading.judge import yardstick
 from cs336_harness.grading.judge.job import Job
@@ -283,6 +284,9 @@ class Recorder:
         report: pytest.TestReport = yield
         verdict = self.verdicts.setdefault(item.nodeid, {"status": Status.PASSED})
         verdict["duration"] = verdict.get("duration", 0.0) + report.duration
+        reading = dict(item.user_properties).get(COST_PROPERTY)
+        if reading is not None:
+            verdict["cost"] = float(reading)
         # The first phase that goes wrong decides (a failed call, not its teardown).
         if (report.failed or report.skipped) and verdict["status"] == Status.PASSED:
             verdict["status"] = classify(call, report)
@@ -298,6 +302,8 @@ class Recorder:
             verdict["submission_raised"] = excinfo is not None and excinfo.errisinstance(
                 SubmissionRaised
             )
+            if excinfo is not None and excinfo.errisinstance(TooSlow):
+                verdict["cost_cause"] = excinfo.value.cause
             verdict["details"] = self._relative(report.longreprtext)[:DETAILS_CHARS]
             verdict |= _diagnosis(item)
         return report

@@ -382,6 +382,15 @@ class RemoteAdapters:
         __tracebackhide__ = True
         return self._request(name, {"call": name, "args": args, "kwargs": kwargs})
 
+    def measured_call(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], times: int = 1
+    ) -> tuple[Any, float]:
+        """Call the adapter `name` `times` times in one request; the last value, and the CPU
+        seconds the worker used for them all (as `measured`)."""
+        __tracebackhide__ = True
+        request = {"call": name, "args": args, "kwargs": kwargs, "times": times}
+        return self._request(name, request), self.last_cpu
+
     def _request(self, name: str, request: dict[str, Any]) -> Any:
         __tracebackhide__ = True
         out_of_time = self._out_of_time()

@@ -45,6 +45,8 @@ def _test(data: dict[str, Any]) -> GradedTest:
             # Absent from a grading.json written before the diagnosis was recorded.
             "diagnosis": tuple(clean(d, None) for d in data.get("diagnosis", ())),
             "error_shape": clean(data.get("error_shape", ""), None),
+            # Absent from a grading.json written before efficiency was graded.
+            "cost_cause": clean(data.get("cost_cause", ""), None),
         }
     )
 

@@ -55,3 +55,35 @@ class LargeChunks(Chunked):
     """Chunks of 200,000 characters: more than the first round's streams hold."""
 
     CHUNK = 200_000
+
+
+class RankOrder(Tokenizer):
+    """Encodes each pre-token by walking every merge in rank order and applying it wherever
+    it occurs: the same ids, at a cost that grows with the number of merges. It remembers the
+    pre-tokens it has encoded, as many students' tokenizers do."""
+
+    def __init__(self, vocab, merges, special_tokens=None):
+        super().__init__(vocab, merges, special_tokens)
+        self._in_order = list(merges)
+        self._seen: dict[str, list[int]] = {}
+
+    def _encode_pretoken(self, pretoken: str) -> list[int]:
+        if pretoken not in self._seen:
+            self._seen[pretoken] = self._walk(pretoken)
+        return self._seen[pretoken]
+
+    def _walk(self, pretoken: str) -> list[int]:
+        parts = [bytes([b]) for b in pretoken.encode("utf-8")]
+        for first, second in self._in_order:
+            if len(parts) < 2:
+                break
+            merged, i = [], 0
+            while i < len(parts):
+                if i + 1 < len(parts) and parts[i] == first and parts[i + 1] == second:
+                    merged.append(first + second)
+                    i += 2
+                else:
+                    merged.append(parts[i])
+                    i += 1
+            parts = merged
+        return [self._ids[p] for p in parts]

@@ -25,6 +25,8 @@ STYLE = {
 # Colour-blind-safe (Okabe and Ito): passed, in part, not at all.
 GREEN, AMBER, RED, BLUE = "#009E73", "#E69F00", "#D55E00", "#0072B2"
 WIDTH = 6.4
+# The cost figure's range, as a multiple of a limit: readings beyond are drawn at its edge.
+LOWEST, HIGHEST = 0.01, 100.0
 LABEL_CHARS = 36
 # Where the SVG's prologue ends: the page inlines the <svg> element itself.
 SVG_START = re.compile(r"<svg\b")
@@ -94,4 +96,28 @@ def top_mistakes(counts: Sequence[tuple[str, int]]) -> str:
         ax.set_yticks(range(len(rows)), [name for name, _ in rows], parse_math=False)
         ax.set_xlabel("submissions")
         ax.xaxis.get_major_locator().set_params(integer=True)
+        return _svg(figure)
+
+
+def cost_readings(tests: Sequence[tuple[str, Sequence[float]]]) -> str:
+    """Each efficiency test's readings across the class, a dot per submission, as a multiple
+    of the test's limit (a log scale; the limit's line at 1): (label, readings)."""
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(WIDTH, 0.9 + 0.45 * len(tests)), layout="constrained")
+        ax = figure.add_subplot()
+        rows = list(reversed(tests))
+        for y, (_, values) in enumerate(rows):
+            shown = [min(max(v, LOWEST), HIGHEST) for v in values]
+            colours = [RED if v > 1 else GREEN for v in values]
+            # A fixed jitter per position, so that equal readings stay visible and one class
+            # draws the same bytes every time.
+            jitter = [y + 0.25 * (((i * 7) % 11) / 10 - 0.5) for i in range(len(shown))]
+            ax.scatter(shown, jitter, c=colours, s=14, alpha=0.8, linewidths=0)
+        ax.axvline(1.0, color="#444", linewidth=1, linestyle="--")
+        ax.text(1.0, len(rows) - 0.5, " limit", va="bottom", ha="left", parse_math=False)
+        ax.set_xscale("log")
+        ax.set_xlim(LOWEST, HIGHEST)
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+        ax.set_yticks(range(len(rows)), [label for label, _ in rows], parse_math=False)
+        ax.set_xlabel("cost, as a multiple of the test's limit (log scale)")
         return _svg(figure)

@@ -208,11 +208,14 @@ def _failed(score: Score) -> Iterable[GradedTest]:
 
 
 def _mistakes(scores: list[Score]) -> tuple[FamilyMistakes, ...]:
+    """What the class computed wrong; what its code costs is apart (`costs`)."""
     named: dict[str, dict[str, Group]] = defaultdict(dict)
     unnamed: dict[str, dict[str, Group]] = defaultdict(dict)
     for index, score in enumerate(scores):
         ref = Ref(index, score.submission.name)
         for test in _failed(score):
+            if test.efficiency and test.status == Status.FAILED:
+                continue
             line = quoted_line(test)
             example = Example(ref, test.name, line, comparison_line(test))
             if test.diagnosis:

@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from cs336_harness.grading.reports.class_report import figures
+from cs336_harness.grading.reports.class_report.costs import Costs
 from cs336_harness.grading.reports.class_report.findings import Findings, Group
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -89,12 +90,14 @@ def _act(findings: Findings) -> list[tuple[str, str, str, Any]]:
     ]  # fmt: skip
 
 
-def render(findings: Findings) -> str:
+def render(findings: Findings, costs: Costs) -> str:
     top = top_mistakes(findings)
+    readings = [(f"{t.family}: {t.test}", [r.fraction for r in t.readings]) for t in costs.tests]
     drawn = {
         "scores": figures.score_histogram(findings.histogram),
         "families": figures.family_results(findings.families),
         "mistakes": figures.top_mistakes([(g.key, len(g.refs)) for _, g in top]) if top else "",
+        "costs": figures.cost_readings(readings) if readings else "",
     }
     run = [
         (label, SHOWN.get((key, value), value))
@@ -104,6 +107,7 @@ def render(findings: Findings) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
         f=findings,
+        costs=costs,
         # matplotlib's own SVG: numbers, the rubric's titles and the catalog's ids, escaped.
         figures={name: Markup(svg) for name, svg in drawn.items()},
         top=top,

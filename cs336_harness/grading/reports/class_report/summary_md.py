@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from cs336_harness.grading.reports.class_report.costs import Costs
 from cs336_harness.grading.reports.class_report.findings import Findings
 from cs336_harness.grading.reports.class_report.page import top_mistakes
 
@@ -28,7 +29,7 @@ def _row(*cells: object) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def render(findings: Findings) -> str:
+def render(findings: Findings, costs: Costs) -> str:
     f = findings
     summary = f.score_summary
     lines = [
@@ -65,6 +66,18 @@ def render(findings: Findings) -> str:
         ]
     else:
         lines.append("No failure matched a known mistake.")
+    lines += ["", "### What the code costs", ""]
+    if costs.causes:
+        lines += [
+            _row("cause", "family", "submissions", "the fix"),
+            _row("---", "---", "---:", "---"),
+        ]
+        lines += [
+            _row(escape(g.cause.id), escape(g.family), len(g.refs), escape(g.cause.fix))
+            for g in costs.causes
+        ]
+    else:
+        lines.append("No efficiency test failed." if costs.tests else "No efficiency test ran.")
     attention = [
         ("could not be graded (errors)", f.errors),
         ("timed out", f.timed_out),
