@@ -327,9 +327,10 @@ def main() -> int:
     draw_s = fresh_draw_seconds()
     report_s, report_bytes = class_report_figures(CLASS_REPORT_SUBMISSIONS)
     training = measure_training_steps()
-    from benchmarks import bpe_speed
+    from benchmarks import bpe_speed, cost_checks
 
     bpe = bpe_speed.measure()
+    efficiency = cost_checks.rows()
     (train_s, train_mem), (native_s, native_mem) = training["bundled"], training["native"]
     tokens = BATCH * CONFIG["context_length"]
 
@@ -392,6 +393,7 @@ def main() -> int:
                 target,
             )
         )
+    rows += efficiency
     forward = "" if DEVICE == "cpu" else f" (the forward pass and training step on {DEVICE})"
     table = Table(title=f"make bench: TransformerLM {CONFIG}, batch {BATCH}, on the CPU{forward}")
     for column in ("measure", "values", "ratio / excess", "target", "status"):

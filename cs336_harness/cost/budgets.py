@@ -116,11 +116,11 @@ def stream_allowance(short: Stream, long: Stream) -> float:
 # drifted by half). Torch's speed against Python's differs from host to host (its BLAS, its
 # vector units) by up to about twice, so only a cost FAR times the bundled one is said.
 REFERENCE = {
-    "encode": 0.55,
-    "scaled_dot_product_attention": 0.075,
-    "multihead_self_attention": 0.15,
-    "transformer_block": 0.35,
-    "transformer_lm": 0.9,
+    "encode": 1.0,
+    "scaled_dot_product_attention": 0.14,
+    "multihead_self_attention": 0.24,
+    "transformer_block": 0.42,
+    "transformer_lm": 0.95,
 }
 FAR = 5.0
 # And more than this many yardsticks beyond the bundled cost: a tenth of a second's noise

@@ -715,7 +715,12 @@ def _split_special(text: str, special_tokens: list[str]) -> list[tuple[str, bool
 
 class _HFTokenizer:
     """Byte-level BPE by ``tokenizers``: special tokens are HF added tokens, matched longest
-    first; ``encode_iterable`` joins its input first (HF has no streaming encoder)."""
+    first; ``encode_iterable`` encodes its input in chunks of lines (HF has no streaming
+    encoder), each cut before a line that starts with neither a space nor a newline, where
+    GPT-2's pattern always ends a pre-token."""
+
+    # The characters a chunk holds at least before it is encoded.
+    CHUNK = 1 << 14
 
     def __init__(self, vocab, merges, special_tokens=None):
         from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
@@ -746,7 +751,15 @@ class _HFTokenizer:
         return [self._hf_special.get(i, i) for i in ids]
 
     def encode_iterable(self, iterable):
-        yield from self.encode("".join(iterable))
+        lines, held = [], 0
+        for line in iterable:
+            if held >= self.CHUNK and line[:1].strip() and lines[-1].endswith("\n"):
+                yield from self.encode("".join(lines))
+                lines, held = [], 0
+            lines.append(line)
+            held += len(line)
+        if lines:
+            yield from self.encode("".join(lines))
 
     def decode(self, ids) -> str:
         return b"".join(self.vocab[int(i)] for i in ids).decode("utf-8", errors="replace")
@@ -758,9 +771,11 @@ def get_tokenizer(vocab, merges, special_tokens=None):
 
 
 def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
-    """BPE on ids: words are lists of vocabulary ids, all pairs recounted for every merge."""
+    """BPE on ids: words are tuples of vocabulary ids, counted once; after each merge only the
+    words that hold it are rewritten, and their pairs' counts moved. The most frequent pair is
+    found by one pass for the top count and one over the pairs tied at it."""
     import itertools
-    from collections import Counter
+    from collections import Counter, defaultdict
 
     from tokenizers import pre_tokenizers
 
@@ -774,20 +789,25 @@ def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
                          for word, _ in pre.pre_tokenize_str(piece))  # fmt: skip
     vocab = {i: bytes([i]) for i in range(256)}
     vocab |= {256 + j: s.encode() for j, s in enumerate(special_tokens)}
+    pairs: Counter[tuple[int, int]] = Counter()
+    holders: defaultdict[tuple[int, int], set[tuple[int, ...]]] = defaultdict(set)
+    for word, count in words.items():
+        for pair in itertools.pairwise(word):
+            pairs[pair] += count
+            holders[pair].add(word)
     merges = []
-    while len(vocab) < vocab_size:
-        pairs: Counter[tuple[int, int]] = Counter()
-        for word, count in words.items():
-            for pair in itertools.pairwise(word):
-                pairs[pair] += count
-        if not pairs:
-            break
-        a, b = max(pairs, key=lambda p: (pairs[p], vocab[p[0]], vocab[p[1]]))
+    while len(vocab) < vocab_size and pairs:
+        top = max(pairs.values())
+        a, b = max(
+            (p for p, c in pairs.items() if c == top), key=lambda p: (vocab[p[0]], vocab[p[1]])
+        )
         new = len(vocab)
         vocab[new] = vocab[a] + vocab[b]
         merges.append((vocab[a], vocab[b]))
-        rewritten: Counter[tuple[int, ...]] = Counter()
-        for word, count in words.items():
+        for word in holders.pop((a, b)):
+            count = words.pop(word, 0)
+            if not count:
+                continue  # rewritten already by an earlier merge: a stale holder
             out, i = [], 0
             while i < len(word):
                 if word[i : i + 2] == (a, b):
@@ -796,6 +816,13 @@ def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
                 else:
                     out.append(word[i])
                     i += 1
-            rewritten[tuple(out)] += count
-        words = rewritten
+            rewritten = tuple(out)
+            for pair in itertools.pairwise(word):
+                pairs[pair] -= count
+                if pairs[pair] == 0:
+                    del pairs[pair]
+            for pair in itertools.pairwise(rewritten):
+                pairs[pair] += count
+                holders[pair].add(rewritten)
+            words[rewritten] += count
     return vocab, merges

@@ -9,6 +9,7 @@ from cs336_harness import bpe_fingerprint
 from cs336_harness.adapters.probes import tokenizer
 from cs336_harness.cost import budgets
 from cs336_harness.cost.causes import CAUSES
+from tests.families import costs
 
 pytestmark = pytest.mark.family("tokenizer")
 
@@ -179,7 +180,7 @@ def test_encode_cost(case, adapters, request):
 
     merges = len(case["merges_lengths"])
     few, full = cpu(budgets.ENCODE_FEW_MERGES), cpu(merges)
-    reading = budgets.Beside(full, adapters.yardstick(), budgets.REFERENCE["encode"])
+    reading = budgets.Beside(full, costs.yardstick(adapters), budgets.REFERENCE["encode"])
     grows = full / few if few > 0 else 1.0
     budgets.record(
         request.node, max(reading.ratio / budgets.FAR, grows / budgets.RANK_ORDER_GROWTH)

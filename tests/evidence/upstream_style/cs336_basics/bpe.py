@@ -1,4 +1,6 @@
-"""Byte-level BPE training as many students write it: a plain count of every pair per merge.
+"""Byte-level BPE training as many students write it: every pair counted once, then after each
+merge the counts of the pairs around it updated in the words that hold it, and the most
+frequent pair found by a scan of all of them.
 
 One legitimate choice differs from the bundled trainer's: the special tokens take the top
 ids (vocab_size - n, ..., vocab_size - 1) and the merges the ids after the bytes. Upstream
@@ -8,7 +10,7 @@ fills the vocabulary.
 
 import itertools
 import os
-from collections import Counter
+from collections import Counter, defaultdict
 
 import regex
 
@@ -45,20 +47,29 @@ def train_bpe(
     """Train on the file at `input_path`; (id -> token, merges in the order made)."""
     with open(input_path, encoding="utf-8") as f:
         words = _pretoken_counts(f.read(), special_tokens)
+    pairs: Counter[tuple[bytes, bytes]] = Counter()
+    holders: dict[tuple[bytes, bytes], set[tuple[bytes, ...]]] = defaultdict(set)
+    for word, count in words.items():
+        for pair in itertools.pairwise(word):
+            pairs[pair] += count
+            holders[pair].add(word)
     merges: list[tuple[bytes, bytes]] = []
-    while 256 + len(merges) + len(special_tokens) < vocab_size:
-        pairs: Counter[tuple[bytes, bytes]] = Counter()
-        for word, count in words.items():
-            for pair in itertools.pairwise(word):
-                pairs[pair] += count
-        if not pairs:
-            break
+    while 256 + len(merges) + len(special_tokens) < vocab_size and pairs:
         best = max(pairs, key=lambda pair: (pairs[pair], pair))
         merges.append(best)
-        merged: Counter[tuple[bytes, ...]] = Counter()
-        for word, count in words.items():
-            merged[_merged(word, best)] += count
-        words = merged
+        for word in holders.pop(best, set()):
+            count = words.pop(word, 0)
+            if not count:
+                continue
+            new = _merged(word, best)
+            for pair in itertools.pairwise(word):
+                pairs[pair] -= count
+                if pairs[pair] <= 0:
+                    del pairs[pair]
+            for pair in itertools.pairwise(new):
+                pairs[pair] += count
+                holders[pair].add(new)
+            words[new] += count
     vocab = {i: bytes([i]) for i in range(256)}
     vocab |= {256 + i: a + b for i, (a, b) in enumerate(merges)}
     top = vocab_size - len(special_tokens)

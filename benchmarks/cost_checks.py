@@ -1,0 +1,128 @@
+"""`make bench`'s rows for the efficiency tests: what they add to a correct submission's
+grading, and whether the budgets still hold where they were measured (`cs336_harness/cost/
+budgets.py`): the toy trainer at twice the speed limit, the bundled implementation's costs
+at the references the tests set a submission's beside."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from cs336_harness.adapters.loader import Adapters
+from cs336_harness.adapters.probes import tokenizer
+from cs336_harness.cost import budgets, yardstick
+from cs336_harness.judging.case_layout import case_table
+from cs336_harness.judging.cases import load_case
+from cs336_harness.paths import DEFAULT_ADAPTERS, REPO_ROOT
+from tests.families import costs
+
+# One intra-op thread, as the suite (tests/conftest.py) and the grader's worker run: an idle
+# OpenMP thread spins, and its CPU time would be counted as the call's.
+torch.set_num_threads(1)
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+TOY = REPO_ROOT / "tests" / "evidence" / "cost" / "bpe_recounts_pairs.py"
+# What the efficiency tests may add to a correct submission's grading (the issue's bound).
+GRADING_SHARE_TARGET = 0.10
+# How far the toy trainer may have drifted from twice the speed limit, and the bundled
+# implementation from a reference, before the constants are measured again (a factor).
+TOY_DRIFT_TARGET = 1.33
+REFERENCE_DRIFT_TARGET = 2.0
+COPIES = 2
+
+
+def _cost_case(family: str):
+    [entry] = [e for e in case_table(FIXTURES)[family] if e["params"].get("cost")]
+    return load_case(FIXTURES, family, entry)
+
+
+def _drift(value: float) -> float:
+    return max(value, 1 / value)
+
+
+def toy_in_yardsticks() -> float:
+    """The toy trainer's charged cost on the stored cost case, in yardsticks (its lowest of
+    three readings, as the test keeps the best)."""
+    adapters, case = Adapters(str(TOY)), _cost_case("train_bpe")
+    readings = []
+    for _ in range(3):
+        before = yardstick.seconds()
+        seconds = []
+        for corpus in ("corpus_small", "corpus_large"):
+            _, spent = tokenizer.bpe_training.measured(
+                adapters, corpus=case[corpus], vocab_size=case.params["vocab_size"],
+                special_tokens=case.params["special_tokens"],
+            )  # fmt: skip
+            seconds.append(spent)
+        readings.append((seconds[1] - seconds[0]) / max(before, yardstick.seconds()))
+    return min(readings)
+
+
+def bundled_in_yardsticks() -> dict[str, float]:
+    """The bundled implementation's cost of each cost test beyond upstream, in yardsticks a
+    call (the median of three)."""
+    adapters, case = Adapters(str(DEFAULT_ADAPTERS)), _cost_case("tokenizer")
+    measured: dict[str, list[float]] = {}
+    for _ in range(3):
+        y = yardstick.seconds()
+        for family, work in costs.WORKLOADS.items():
+            inputs = work.inputs(torch.Generator().manual_seed(0), costs.WORKING)
+            _, spent = adapters.measured_call(work.adapter, (), inputs, work.times)
+            measured.setdefault(family, []).append(spent / work.times / y)
+        _, spent = tokenizer.encode_cost.measured(
+            adapters, **{k: case[k] for k in ("vocab_flat", "vocab_lengths", "merges_flat",
+                                              "merges_lengths", "lines_flat", "lines_lengths")},
+            special_tokens=case.params["special_tokens"], merges_kept=len(case["merges_lengths"]),
+        )  # fmt: skip
+        measured.setdefault("encode", []).append(spent / y)
+    return {name: sorted(values)[1] for name, values in measured.items()}
+
+
+def grading_share() -> tuple[float, str]:
+    """The efficiency tests' share of a correct submission's grading: their durations over
+    its wall time, copies of the bundled implementation graded one at a time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(COPIES):
+            for part in ("cs336_basics", "tests/adapters.py"):
+                source, dest = REPO_ROOT / part, Path(tmp) / "class" / f"copy{i}" / part
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if source.is_dir():
+                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    shutil.copyfile(source, dest)
+        command = [sys.executable, "-m", "cs336_harness.grading", str(Path(tmp) / "class")]
+        command += ["--out", str(Path(tmp) / "out")]
+        if not shutil.which("bwrap"):
+            command.append("--no-sandbox")
+        subprocess.run(command, cwd=REPO_ROOT, capture_output=True, check=True)
+        graded = json.loads((Path(tmp) / "out" / "grading.json").read_text())["submissions"]
+    shares = [
+        sum(t["duration"] for t in s["tests"] if t.get("efficiency")) / s["wall_time"]
+        for s in graded
+    ]
+    spent = [sum(t["duration"] for t in s["tests"] if t.get("efficiency")) for s in graded]
+    return sum(shares) / len(
+        shares
+    ), f"{sum(spent) / len(spent):.2f} s of {graded[0]['wall_time']:.1f} s"
+
+
+def rows() -> list[tuple[str, str, float, float]]:
+    share, values = grading_share()
+    toy = toy_in_yardsticks()
+    bundled = bundled_in_yardsticks()
+    worst = max(bundled, key=lambda name: _drift(bundled[name] / budgets.REFERENCE[name]))
+    return [
+        ("efficiency tests' share of a correct submission's grading", values, share,
+         GRADING_SHARE_TARGET),
+        ("toy trainer / twice the speed limit (yardsticks; drift either way)",
+         f"{toy:.0f} / {2 * budgets.TRAIN_BPE_LIMIT:.0f}",
+         _drift(toy / (2 * budgets.TRAIN_BPE_LIMIT)), TOY_DRIFT_TARGET),
+        (f"bundled cost / its reference, worst of {len(bundled)} ({worst}; drift either way)",
+         f"{bundled[worst]:.3f} / {budgets.REFERENCE[worst]}",
+         _drift(bundled[worst] / budgets.REFERENCE[worst]), REFERENCE_DRIFT_TARGET),
+    ]  # fmt: skip
