@@ -78,6 +78,7 @@ def bundled_in_yardsticks() -> dict[str, float]:
             adapters, **{k: case[k] for k in ("vocab_flat", "vocab_lengths", "merges_flat",
                                               "merges_lengths", "lines_flat", "lines_lengths")},
             special_tokens=case.params["special_tokens"], merges_kept=len(case["merges_lengths"]),
+            chars=budgets.ENCODE_CHARS,
         )  # fmt: skip
         measured.setdefault("encode", []).append(spent / y)
     return {name: sorted(values)[1] for name, values in measured.items()}

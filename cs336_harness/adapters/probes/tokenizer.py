@@ -176,14 +176,16 @@ def encode_cost(
     lines_flat: torch.Tensor,
     lines_lengths: torch.Tensor,
     merges_kept: int,
+    chars: int,
 ) -> int:
-    """`encode` of the stored lines as one text, by a tokenizer of the vocabulary's first
-    `merges_kept` merges (and the tokens before them: a vocabulary of fewer merges, the same
-    ids); how many ids it gave. What is measured is the call's cost (`measured`)."""
+    """`encode` of the stored lines' first `chars` characters as one text, by a tokenizer of
+    the vocabulary's first `merges_kept` merges (and the tokens before them: a vocabulary of
+    fewer merges, the same ids); how many ids it gave. What is measured is the call's cost
+    (`measured`)."""
     tokens = unpack(vocab_flat, vocab_lengths)
     halves = unpack(merges_flat, merges_lengths)
     merges = list(zip(halves[0::2], halves[1::2], strict=True))[:merges_kept]
     kept = tokens[: len(tokens) - (len(halves) // 2 - len(merges))]
-    text = "".join(line.decode("utf-8") for line in unpack(lines_flat, lines_lengths))
+    text = "".join(line.decode("utf-8") for line in unpack(lines_flat, lines_lengths))[:chars]
     tok = adapter(module, "get_tokenizer")(dict(enumerate(kept)), merges, special_tokens)
     return len(tok.encode(text))
