@@ -73,3 +73,33 @@ def test_the_process_tree_counts_children_and_grandchildren():
     finally:
         parent.kill()
         parent.wait()
+
+
+# A "judge" that keeps orphans (`cost.cpu.keep_orphans`), starts a "worker" whose work runs
+# in a daemon (a double fork: its parent exits, so it leaves the worker's tree), and prints
+# what its process tree counted, with and without keeping orphans.
+ESCAPE = """
+import os, subprocess, sys, time
+from cs336_harness.cost import cpu
+kept = cpu.keep_orphans() if sys.argv[1] == "keep" else False
+spin = "import time\\nend = time.process_time() + 0.5\\nwhile time.process_time() < end: pass"
+daemon = f"import os\\nif os.fork() == 0:\\n    os.setsid()\\n    exec({spin!r})\\n"
+before = cpu.process_tree_cpu_seconds(os.getpid(), own=False)
+subprocess.run([sys.executable, "-c", daemon])
+time.sleep(1.5)  # the daemon spins and exits, unreaped: a zombie below the subreaper
+print(kept, cpu.process_tree_cpu_seconds(os.getpid(), own=False) - before)
+"""
+
+
+def test_a_daemon_that_leaves_the_worker_is_counted_by_a_judge_that_keeps_orphans():
+    """What a call ran counts though it left the call's process tree (an efficiency test's
+    measure cannot be dodged so), where no cgroup counts it: its orphans come to the judge."""
+    counted = {}
+    for mode in ("keep", "let go"):
+        done = subprocess.run(
+            [sys.executable, "-c", ESCAPE, mode], capture_output=True, text=True, check=True
+        )
+        kept, seconds = done.stdout.split()
+        counted[mode] = (kept, float(seconds))
+    assert counted["keep"][0] == "True" and counted["keep"][1] >= 0.45
+    assert counted["let go"][1] < 0.1  # init reaps it: the tree alone loses it

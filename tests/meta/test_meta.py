@@ -52,9 +52,10 @@ def run_suite(
     adapters: Path,
     files: list[Path] | None = None,
     markers: str = "not meta and not grading and not platforms",
+    keyword: str = "",
 ) -> list[pytest.TestReport]:
-    """Run every family's tests (or those in `files`, of `markers`) against `adapters`; the
-    reports of their calls."""
+    """Run every family's tests (or those in `files`, of `markers`, matching `keyword` as
+    `-k` does) against `adapters`; the reports of their calls."""
     recorder = pytester.inline_run(
         *map(str, files or [TESTS]),
         f"--adapters={adapters}",
@@ -62,6 +63,7 @@ def run_suite(
         "no:cacheprovider",
         "-m",
         markers,
+        *(["-k", keyword] if keyword else []),
     )
     reports = [r for r in recorder.getreports("pytest_runtest_logreport") if r.when == "call"]
     errors = [

@@ -6,6 +6,9 @@ from tests.evidence.cost._tokenizers import RankOrder
 
 CAUGHT_BY = frozenset({"tokenizer"})
 NAMED = "applies every merge in rank order"
+# Its ids are the oracle's: the encoding tests (its round trips and streams would take
+# minutes at its cost).
+CORRECT_ON = "test_encode and not iterable and not cost"
 
 
 def get_tokenizer(vocab, merges, special_tokens=None):
