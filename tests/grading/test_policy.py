@@ -552,9 +552,14 @@ def test_run_autograder_takes_the_late_penalty(root: Path):
     assert results["extra_data"][RECORD]["late"]["fraction"] == 0.25
 
 
-def test_a_broken_rubric_is_a_grader_error(root: Path, capsys: pytest.CaptureFixture[str]):
+def test_a_broken_rubric_is_not_graded_and_says_so(root: Path, capsys: pytest.CaptureFixture[str]):
+    # Exit 0 with a results.json that says "not graded": Gradescope blames the student for a
+    # run that writes none (not_graded.py). The rubric's error is for staff, on stderr.
     assert (
-        run_autograder_module.grade(root, [], rubric_path=_rubric(root, "late_penalty = -1")) == 2
+        run_autograder_module.grade(root, [], rubric_path=_rubric(root, "late_penalty = -1")) == 0
     )
-    assert "cannot grade: rubric" in capsys.readouterr().err
-    assert not (root / "results" / "results.json").exists()
+    err = capsys.readouterr().err
+    assert "not graded: rubric" in err and "late_penalty must be a number between 0 and 1" in err
+    results = _results(root)
+    assert results["extra_data"]["not_graded"]["kind"] == "rubric"
+    assert results["tests"] == [] and "Not graded" in results["output"]

@@ -181,12 +181,17 @@ class Recorder:
         self.imports_from: list[tuple[str, ...]] = []
         self.preload: tuple[str, ...] = ()
         # The grader's private paths, as a report names them: the bundle's files by their
-        # path in it (tests/families/test_rope.py), the submission's copy as "submission".
+        # path in it (tests/families/test_rope.py), the submission's copy as "submission",
+        # a package's file by its path in site-packages (torch/nn/functional.py): the course's
+        # view is a new temporary folder each run, which would make two gradings' reports
+        # differ.
         bundle = job.harness.parent
+        sites = sorted(job.sandbox.site, key=len, reverse=True)
         self.paths = (
             (str(job.submission), "submission"),
             (f"{job.harness}/", ""),
             (f"{bundle}/", ""),
+            *((f"{site.rstrip('/')}/", "") for site in sites),
         )
 
     def _relative(self, text: str) -> str:
