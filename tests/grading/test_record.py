@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from cs336_harness.grading.grader import read_excerpt
-from cs336_harness.grading.judge.record import MAX_LINE, MESSAGE_CHARS, read_record
+from cs336_harness.grading.judge.record import MAX_LINE, MESSAGE_CHARS, Collected, read_record
 from cs336_harness.grading.reports.table import family_table
 from cs336_harness.grading.results import HARDENING, Status, SubmissionResult
 from cs336_harness.grading.scoring import load_rubric, score
@@ -26,7 +26,13 @@ def test_a_record_cut_short_keeps_what_finished(tmp_path: Path):
             event="collected",
             tests=[
                 {"nodeid": "a", "family": "f", "kind": "contract"},
-                {"nodeid": "b", "family": "f", "kind": HARDENING, "trivial": "why"},
+                {
+                    "nodeid": "b",
+                    "family": "f",
+                    "kind": HARDENING,
+                    "trivial": "why",
+                    "efficiency": True,
+                },  # fmt: skip
             ],
         )
         + _event(event="worker")
@@ -37,7 +43,10 @@ def test_a_record_cut_short_keeps_what_finished(tmp_path: Path):
         + '{"event": "finish", "nodeid": "b", "sta'  # the judge died mid-line
     )
     record = read_record(log)
-    assert record.collected == [("a", "f", "contract", ""), ("b", "f", HARDENING, "why")]
+    assert record.collected == [
+        Collected("a", "f", "contract", ""),
+        Collected("b", "f", HARDENING, "why", efficiency=True),
+    ]
     assert record.finished["a"].status == Status.PASSED
     assert "b" not in record.finished
     assert record.workers == 2

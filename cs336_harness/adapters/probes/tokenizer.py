@@ -7,7 +7,7 @@ import io
 import itertools
 import tempfile
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -110,14 +110,15 @@ def stream_memory(
     lengths: list[int],
     cut: int,
 ) -> list[dict[str, Any]]:
-    """`encode_iterable` over streams of `lengths` characters: the stored lines, cycled,
-    handed out one at a time (the same string objects each pass, so the stream itself holds
-    no memory), each stream to a tokenizer of its own, after one pass over the lines to
-    warm whatever the tokenizers share. For each stream: `peak`, the most the Python heap
-    (tracemalloc) grew above where it began; `first`, the characters pulled before the
-    first id came out (None: none came); `pulled`, all pulled; `ids`, how many came out;
-    `cut`, whether the stream ended early since `cut` characters were pulled and no id had
-    come; `traced`, whether tracemalloc still ran at the end (the submission can stop it)."""
+    """`encode_iterable` over streams of `lengths` characters: the stored lines, cycled, in a
+    text file opened as upstream's test opens its own (code written for a file, which reads
+    it or asks its lines, gets one), each stream to a tokenizer of its own, after one pass
+    over the lines to warm whatever the tokenizers share. For each stream: `peak`, the most
+    the Python heap (tracemalloc) grew above where it began; `first`, the characters pulled
+    before the first id came out (None: none came); `pulled`, all pulled; `ids`, how many
+    came out; `cut`, whether the stream ended early since `cut` characters were pulled and
+    no id had come; `traced`, whether tracemalloc still ran at the end (the submission can
+    stop it)."""
     tokens = unpack(vocab_flat, vocab_lengths)
     halves = unpack(merges_flat, merges_lengths)
     merges = list(zip(halves[0::2], halves[1::2], strict=True))
@@ -127,36 +128,71 @@ def stream_memory(
     def tokenizer() -> Any:
         return make(dict(enumerate(tokens)), merges, special_tokens)
 
-    _stream(tokenizer(), lines, sum(map(len, lines)), cut, traced=False)
-    return [_stream(tokenizer(), lines, length, cut) for length in lengths]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stream.txt"
+        _stream(tokenizer(), _written(path, lines, sum(map(len, lines))), cut, traced=False)
+        return [_stream(tokenizer(), _written(path, lines, n), cut) for n in lengths]
 
 
-def _stream(
-    tok: Any, lines: list[str], length: int, cut: int, traced: bool = True
-) -> dict[str, Any]:
-    state = {"pulled": 0, "first": None, "cut": False}
-
-    def stream() -> Iterator[str]:
+def _written(path: Path, lines: list[str], length: int) -> Path:
+    """`path`, holding `lines` cycled until `length` characters are written."""
+    written = 0
+    with path.open("w", encoding="utf-8", newline="") as out:
         for line in itertools.cycle(lines):
-            if state["pulled"] >= length:
-                return
-            if state["first"] is None and state["pulled"] >= cut:
-                state["cut"] = True
-                raise _StreamCut
-            state["pulled"] += len(line)
-            yield line
+            if written >= length:
+                break
+            out.write(line)
+            written += len(line)
+    return path
 
-    ids = 0
+
+class _CountedFile(io.TextIOWrapper):
+    """A text file, as `open` gives, that counts the characters its reads hand out (into
+    `state`) and ends the stream (`_StreamCut`) once `cut` were handed out before the first
+    id. A subclass rather than a wrapper: code that checks for a file, or reads it in
+    chunks, sees one."""
+
+    def __init__(self, path: Path, state: dict[str, Any], cut: int):
+        super().__init__(path.open("rb"), encoding="utf-8", newline="")
+        self._state, self._cut = state, cut
+
+    def _handed(self, text: str) -> str:
+        self._state["pulled"] += len(text)
+        return text
+
+    def _may_read(self) -> None:
+        if self._state["first"] is None and self._state["pulled"] >= self._cut:
+            self._state["cut"] = True
+            raise _StreamCut
+
+    def __next__(self) -> str:
+        self._may_read()
+        return self._handed(super().__next__())
+
+    def read(self, size: int | None = -1) -> str:
+        self._may_read()
+        return self._handed(super().read(size))
+
+    def readline(self, size: int | None = -1) -> str:
+        self._may_read()
+        return self._handed(super().readline(size))
+
+
+def _stream(tok: Any, path: Path, cut: int, traced: bool = True) -> dict[str, Any]:
+    state: dict[str, Any] = {"pulled": 0, "first": None, "cut": False}
+    ids, base = 0, 0
     if traced:
         _start_tracing()
     try:
-        base = _traced()[0]
-        for _ in tok.encode_iterable(stream()):
-            if state["first"] is None:
-                state["first"] = state["pulled"]
-            ids += 1
-    except _StreamCut:
-        pass
+        with _CountedFile(path, state, cut) as stream:
+            base = _traced()[0]
+            try:
+                for _ in tok.encode_iterable(stream):
+                    if state["first"] is None:
+                        state["first"] = state["pulled"]
+                    ids += 1
+            except _StreamCut:
+                pass
     finally:
         still = _tracing()
         peak = _traced()[1] - base if still else 0
