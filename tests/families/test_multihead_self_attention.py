@@ -42,5 +42,6 @@ def test_multihead_self_attention_backward(case, adapters):
 
 @pytest.mark.efficiency
 @pytest.mark.hardening(costs.HARDENING)
+@pytest.mark.trivial(costs.TRIVIAL)
 def test_multihead_self_attention_cost(adapters, request):
     costs.check_cost("multihead_self_attention", adapters, request)

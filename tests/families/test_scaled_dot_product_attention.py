@@ -38,5 +38,6 @@ def test_scaled_dot_product_attention_backward(case, adapters):
 
 @pytest.mark.efficiency
 @pytest.mark.hardening(costs.HARDENING)
+@pytest.mark.trivial(costs.TRIVIAL)
 def test_scaled_dot_product_attention_cost(adapters, request):
     costs.check_cost("scaled_dot_product_attention", adapters, request)

@@ -48,5 +48,6 @@ def test_transformer_block_backward(case, adapters):
 
 @pytest.mark.efficiency
 @pytest.mark.hardening(costs.HARDENING)
+@pytest.mark.trivial(costs.TRIVIAL)
 def test_transformer_block_cost(adapters, request):
     costs.check_cost("transformer_block", adapters, request)

@@ -33,5 +33,6 @@ def test_transformer_lm_rejects_sequences_past_the_context(case, adapters):
 
 @pytest.mark.efficiency
 @pytest.mark.hardening(costs.HARDENING)
+@pytest.mark.trivial(costs.TRIVIAL)
 def test_transformer_lm_cost(adapters, request):
     costs.check_cost("transformer_lm", adapters, request)
