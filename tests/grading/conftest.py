@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from cs336_harness.grading.cli import COMMANDS
 from cs336_harness.grading.sandbox import cgroups
 from cs336_harness.paths import REPO_ROOT
 from tests.grading import synthetic
@@ -86,6 +88,13 @@ class GradingRun:
         return ET.parse(self.out / "junit.xml").getroot()
 
 
+# The grader's options that choose the inputs. A grading given none draws new ones, which
+# costs a draw (the oracle's outputs and the known mistakes' table: about 9 s of CPU here);
+# the tests' gradings share one draw a session instead (`session_inputs`), unless they test
+# that default (`draw=True`).
+INPUT_OPTIONS = ("--seed", "--fresh-inputs", "--stored-inputs", "--drawn-inputs", "--per-student")
+
+
 def grade(
     *args: str | Path,
     out: Path,
@@ -94,12 +103,16 @@ def grade(
     cpus: set[int] | None = None,
     python_flags: tuple[str, ...] = (),
     prefix: tuple[str, ...] = (),
+    draw: bool = False,
 ) -> GradingRun:
     """Run the grader; `cpus`: the only CPUs it and everything it starts may use;
     `python_flags`: the interpreter's own options, before `-m`; `prefix`: a command that
-    runs it (`setpriv ...`)."""
+    runs it (`setpriv ...`); `draw`: a grading of submissions that names no inputs draws
+    its own, as the grader does by default (else it grades on the session's draw)."""
     command = [*prefix, sys.executable, *python_flags, "-m", "cs336_harness.grading"]
     command += [*map(str, args), "--out", str(out)]
+    if not draw and _draws_by_default([str(a) for a in args]):
+        command += ["--drawn-inputs", str(session_inputs())]
     done = subprocess.run(
         command,
         cwd=cwd,
@@ -110,6 +123,45 @@ def grade(
         preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
     )
     return GradingRun(done.returncode, done.stdout, done.stderr, out)
+
+
+def _draws_by_default(args: list[str]) -> bool:
+    """Whether a grading with `args` would draw inputs of its own: it grades submissions
+    (no subcommand; with none named it checks the bundled implementation on the stored
+    fixtures) and names no inputs."""
+    if args and args[0] in COMMANDS:
+        return False
+    named = [a for a in args if not a.startswith("-")]
+    return bool(named) and not any(a.split("=")[0] in INPUT_OPTIONS for a in args)
+
+
+# Where the session's inputs are drawn (`_session_folder`, an autouse fixture, sets it).
+_SESSION: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker has a folder of its own; their parent is the session's.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    _SESSION["inputs"] = shared / "session-inputs"
+
+
+def session_inputs() -> Path:
+    """Inputs drawn once for the whole test session (`cs336-grade draw`, a seed of its own),
+    shared by xdist's workers under a file lock: fresh in every session, as a class's are,
+    at one draw's cost."""
+    folder = _SESSION["inputs"]
+    with FileLock(f"{folder}.lock"):
+        if not (folder / "seed").is_file():
+            seed = str(random.randrange(1 << 31))
+            done = subprocess.run(
+                [sys.executable, "-m", "cs336_harness.grading", "draw", "--seed", seed,
+                 "--out", str(folder)],
+                cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+    return folder
 
 
 def once_per_session(

@@ -14,7 +14,7 @@ def fresh_run(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     root = tmp_path_factory.mktemp("fresh")
     synthetic.write_submission(root / "submissions" / "correct", synthetic.CORRECT)
     synthetic.write_submission(root / "submissions" / "cheats", synthetic.CHEATS)
-    return grade(root / "submissions", "-j2", out=root / "out")
+    return grade(root / "submissions", "-j2", out=root / "out", draw=True)
 
 
 def _seed(run: GradingRun) -> str:

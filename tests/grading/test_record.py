@@ -32,7 +32,7 @@ def test_a_record_cut_short_keeps_what_finished(tmp_path: Path):
                     "kind": HARDENING,
                     "trivial": "why",
                     "efficiency": True,
-                },  # fmt: skip
+                },
             ],
         )
         + _event(event="worker")
