@@ -125,7 +125,7 @@ def for_course(course: Course) -> WorkerEnvironment:
             _describe(course, platform.python_version(), view.versions, where),
             platform.python_version(),
             tuple(sorted(view.versions.items())),
-            view=str(view.folder),
+            view=str(view.root),
             offered=course.offered,
         )
     folder = cache_dir() / _key(course)

@@ -25,12 +25,23 @@ from cs336_harness.grading.environments.courses import Course
 PREFIX = "cs336-grade-course-"
 
 
+# The folder of links within a view's folder: named as an installation's is, so that what
+# reads a path as a library's by its site-packages (`adapters.not_implemented.in_library`,
+# in the worker) reads the view's as one too.
+SITE = "site-packages"
+
+
 @dataclass(frozen=True)
 class View:
-    """A course's view: its `folder`, and the distributions it holds (name → version)."""
+    """A course's view: its `root` (removed after the run), its `folder` of links (a
+    site-packages on the worker's path), and the distributions it holds (name → version)."""
 
-    folder: Path
+    root: Path
     versions: dict[str, str]
+
+    @property
+    def folder(self) -> Path:
+        return self.root / SITE
 
 
 @cache
@@ -125,8 +136,10 @@ def build(course: Course, package: str, package_version: str) -> View:
     which the caller removes, with `package`'s metadata (the handout's own project, whose
     `__init__.py` may ask its version)."""
     chosen = closure(course)
-    view = Path(tempfile.mkdtemp(prefix=PREFIX))
-    view.chmod(0o755)
+    root = Path(tempfile.mkdtemp(prefix=PREFIX))
+    root.chmod(0o755)
+    view = root / SITE
+    view.mkdir()
     for parts, target in _links(chosen).items():
         path = view.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,7 +149,7 @@ def build(course: Course, package: str, package_version: str) -> View:
     (info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: {package}\nVersion: {package_version}\n"
     )
-    for folder, _, _ in os.walk(view):
+    for folder, _, _ in os.walk(root):
         Path(folder).chmod(0o755)
     versions = {name: d.version for name, d in chosen.items()} | {package: package_version}
-    return View(view, versions)
+    return View(root, versions)
