@@ -1,13 +1,17 @@
 """Scaled dot-product attention computed a query at a time in a Python loop: the right
-output, at a cost that grows with the number of positions."""
+output, at a cost that grows with the number of positions, but less than `budgets.FAR` times
+the bundled implementation's at the working size (128 positions: 3.2 times, quiet 2-core
+host, 2026-11-28): its cost is reported (the test's reading, the class report's costliest),
+not failed. Where it is far over, the message names the positions loop
+(`budgets.model_cause`)."""
 
 import torch
 
 from cs336_basics import scaled_dot_product_attention
 from tests.adapters import *  # noqa: F403
 
-CAUGHT_BY = frozenset({"scaled_dot_product_attention"})
-NAMED = "a Python loop over the positions"
+CAUGHT_BY = frozenset()
+NAMED = ""
 
 
 def run_scaled_dot_product_attention(Q, K, V, mask=None):
