@@ -130,10 +130,12 @@ FAR_FLOOR = 0.3
 # (every merge walked in rank order: 280 to 2,100 s of CPU a megabyte) finish in seconds.
 ENCODE_CHARS = 4_000
 # Where encode costs far more: again with the first ENCODE_FEW_MERGES merges. Applying each
-# merge in rank order costs as many times more as there are merges (about 7 here); looking
-# up the lowest-ranked pair of each word, little more (1.2 to 1.6).
+# merge in rank order costs up to as many times more as there are merges (7.5 here), less
+# where a walk stops once its word is one token (the evidence's: 2.6 to 3.3 times, CI's
+# host at a load of 4 to 6); looking up the lowest-ranked pair of each word, little more
+# (1.2 to 1.6).
 ENCODE_FEW_MERGES = 500
-RANK_ORDER_GROWTH = 3.0
+RANK_ORDER_GROWTH = 2.0
 # A small call (little work in its tensors) with 16 times the positions (or the heads): in
 # whole-tensor operations it costs about the same (the bundled implementation: 1 to 2 times);
 # looped over in Python, many times more.
