@@ -51,12 +51,13 @@ test-grading: test-grading-together test-grading-alone  ## the grader's own test
 # need a quiet host (marked `alone`: load, wall-clock caps, deadlines) after, one at a time.
 # The longest files are handed out first (LONGEST_FIRST in tests/grading/conftest.py).
 GRADING_WORKERS ?= 2
-test-grading-together:  ## the grader's tests that may run beside others, two files at a time [GRADING_WORKERS=2]
-	$(UV) run pytest -m "grading and not alone" -p xdist -n $(GRADING_WORKERS) --dist loadfile \
-	  --no-loadscope-reorder tests/grading
+# CI_SCOPE=1: those CI runs, without the files marked `extended` (BEYOND_CI).
+test-grading-together:  ## the grader's tests that may run beside others, two files at a time [GRADING_WORKERS=2 CI_SCOPE=]
+	$(UV) run pytest -m "grading and not alone$(if $(CI_SCOPE), and not extended)" -p xdist \
+	  -n $(GRADING_WORKERS) --dist loadfile --no-loadscope-reorder tests/grading
 
-test-grading-alone:  ## the grader's tests that need a quiet host, one at a time
-	$(UV) run pytest -m "grading and alone" tests/grading
+test-grading-alone:  ## the grader's tests that need a quiet host, one at a time [CI_SCOPE=]
+	$(UV) run pytest -m "grading and alone$(if $(CI_SCOPE), and not extended)" tests/grading
 
 # Not in CI (minutes): the reporter's JavaScript and PrairieLearn's repository are fetched
 # copies (CLASSROOM_REPORTER, PRAIRIELEARN_REPO: docs/grading.md, "Checked against the

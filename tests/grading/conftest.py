@@ -62,11 +62,36 @@ LONGEST_FIRST = (
 )
 
 
+# The files CI leaves to `make test-grading` (marked `extended`): the grader's tests outgrew
+# CI's 15 minutes on two cores (1,500 s of tests over 2 workers, 2026-11-28), most of it a
+# grading per submission (a worker, torch, AdamW's torch._dynamo). CI keeps what every
+# landing must hold: the correct implementations' full marks, the autograder, fresh and
+# per-student inputs, the class report, upstream-shaped code, the hostile batch under
+# bubblewrap and the busy neighbour (docs/maintaining.md, "CI").
+BEYOND_CI = (
+    "test_user_tier.py",
+    "test_shards.py",
+    "test_handout.py",
+    "test_import_path.py",
+    "test_blocked_adapter.py",
+    "test_attacks_work_unconfined.py",
+    "test_courses.py",
+    "test_archives.py",
+    "test_untrusted_text.py",
+    "test_intake.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if missing := [name for name in LONGEST_FIRST if not Path(__file__).with_name(name).is_file()]:
-        raise pytest.UsageError(f"LONGEST_FIRST names files tests/grading does not have: {missing}")
+    here = Path(__file__)
+    named = LONGEST_FIRST + BEYOND_CI
+    if missing := [name for name in named if not here.with_name(name).is_file()]:
+        raise pytest.UsageError(f"conftest.py names files tests/grading does not have: {missing}")
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    for item in items:
+        if item.path.name in BEYOND_CI:
+            item.add_marker("extended")
 
 
 @dataclass
