@@ -17,8 +17,8 @@ typecheck:  ## the everyday suite, every call into cs336_basics checked against 
 
 # The meta-test's in-process runs are independent of each other: spread over the cores.
 META_WORKERS ?= auto
-meta:  ## tests of the tests: every wrong module caught, both correct ones pass [META_WORKERS=auto]
-	$(UV) run pytest -m meta -p xdist -n $(META_WORKERS)
+meta:  ## tests of the tests: every wrong module caught, both correct ones pass [META_WORKERS=auto CI_SCOPE=]
+	$(UV) run pytest -m "meta$(if $(CI_SCOPE), and not extended)" -p xdist -n $(META_WORKERS)
 
 matrix:  ## the suite and the sandboxed self-check on Python 3.11-3.13, torch 2.6-2.15, each in a throwaway env [CELLS="py3.12 ..."]
 	$(UV) run python .ci/matrix.py $(CELLS)

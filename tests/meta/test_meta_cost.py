@@ -3,7 +3,10 @@ efficiency tests of the families it names in `CAUGHT_BY`, each failure naming it
 (`NAMED`), and passes every test of what it computes (or those its `CORRECT_ON` names, as
 `-k` does, where the rest would take minutes at its cost); the efficient ones in other
 styles (a pool of processes, a chunked stream) fail none. Marked `meta`, run by `make
-meta`."""
+meta`; marked `extended` too, which CI leaves out (`make meta CI_SCOPE=1`): each module's
+runs time real work, 100 s of CPU on two busy cores, and a run in a process where other
+modules ran before once measured another tokenizer than its own (docs/maintaining.md,
+"CI")."""
 
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from tests.meta.test_meta import (
     files_to_run,
     run_suite,
 )
+
+pytestmark = pytest.mark.extended
 
 COST_MODULES = sorted(
     p for p in (TESTS / "evidence" / "cost").glob("*.py") if not p.name.startswith("_")
