@@ -75,6 +75,10 @@ class Family:
     catches: str
     tolerance: Tolerance | None = None
     backward: Tolerance | None = None
+    # Every family whose component this one is built from, directly or through another (a
+    # block is built from attention, and so from softmax): a failure here may follow from a
+    # wrong component, which the diagnosis then names first (`diagnosis/root_cause.py`), and
+    # the tests of those families run before this one's.
     built_from: tuple[str, ...] = ()
     # The test module under tests/families/, where it is not test_<name>.
     test_module: str = ""
@@ -104,7 +108,10 @@ class Family:
         return f"{self.module.replace('.', '/')}.py"
 
 
-# What a block is built from; a model adds its embedding and its blocks.
+# What attention and the feed-forward are built from; a block adds its norms and both; a
+# model its embedding and its blocks.
+_ATTENTION_PARTS = ("linear", "softmax", "scaled_dot_product_attention")
+_SWIGLU_PARTS = ("linear", "silu")
 _BLOCK_PARTS = (
     "linear",
     "rmsnorm",
@@ -167,6 +174,7 @@ FAMILIES = (
         part=Part.MODEL,
         tolerance=SWIGLU,
         backward=SWIGLU_BACKWARD,
+        built_from=_SWIGLU_PARTS,
     ),
     Family(
         "rope",
@@ -191,6 +199,7 @@ FAMILIES = (
         part=Part.MODEL,
         tolerance=ATTENTION,
         backward=ATTENTION_BACKWARD,
+        built_from=("softmax",),
     ),
     Family(
         "multihead_self_attention",
@@ -200,6 +209,7 @@ FAMILIES = (
         part=Part.MODEL,
         tolerance=MULTIHEAD_ATTENTION,
         backward=MULTIHEAD_ATTENTION_BACKWARD,
+        built_from=_ATTENTION_PARTS,
     ),
     Family(
         "multihead_self_attention_with_rope",
@@ -209,11 +219,12 @@ FAMILIES = (
         part=Part.MODEL,
         tolerance=MULTIHEAD_ATTENTION,
         backward=MULTIHEAD_ATTENTION_BACKWARD,
+        built_from=(*_ATTENTION_PARTS, "rope"),
     ),
     Family(
         "transformer_block",
         "Transformer block",
-        catches="pre-norm order, distinct norm gains, another shape and Θ",
+        catches="pre-norm order, distinct norm gains, another shape and Θ, small inputs (eps)",
         points=3,
         part=Part.MODEL,
         tolerance=TRANSFORMER_BLOCK,
@@ -223,7 +234,10 @@ FAMILIES = (
     Family(
         "transformer_lm",
         "Transformer LM",
-        catches="the reference model and two other shapes; an error past `context_length`",
+        catches=(
+            "the reference model and three other shapes, one of 12 layers (layer order; small "
+            "embeddings: the norms' eps); an error past `context_length`"
+        ),
         points=2,
         part=Part.MODEL,
         tolerance=TRANSFORMER_LM,
@@ -236,7 +250,7 @@ FAMILIES = (
         points=1,
         part=Part.MODEL,
         tolerance=TRANSFORMER_LM,
-        built_from=_LM_PARTS,
+        built_from=(*_LM_PARTS, "transformer_lm"),
     ),
     Family(
         "transformer_lm_module",
@@ -307,6 +321,7 @@ FAMILIES = (
         part=Part.BEYOND,
         tolerance=POSITIONWISE_FEEDFORWARD,
         backward=POSITIONWISE_FEEDFORWARD_BACKWARD,
+        built_from=("linear", "gelu"),
     ),
     Family(
         "transformer_lm_from_config",

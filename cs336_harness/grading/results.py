@@ -78,6 +78,9 @@ class GradedTest:
     # the trusted test's own properties, never from a message a submission could shape.
     diagnosis: tuple[str, ...] = ()
     error_shape: str = ""
+    # The wrong component of the same submission it follows from, by the same reading:
+    # `family` or `family:mistake` (`diagnosis.root_cause.Cause`); "": none.
+    follows_from: str = ""
     # It failed on the submission's own exception: its message is the submission's text, not
     # a comparison's (which may quote the expected output).
     submission_raised: bool = False

@@ -378,9 +378,13 @@ MISTAKES.append(
         "RoPE rotates the wrong way, (a cos + b sin, -a sin + b cos); the rotation is "
         "(a cos - b sin, a sin + b cos)",
         # In attention both queries and keys turn by π/2 - angle with cos and sin swapped,
-        # and by -angle reversed: their dot products are the same, so only RoPE's own output
-        # tells the two apart.
-        {"rope": _rope_family(reverse=True)},
+        # and by -angle reversed: their dot products are the same, so the two are one output
+        # under two names there, and only RoPE's own output tells them apart.
+        {"rope": _rope_family(reverse=True)}
+        | everywhere(
+            Parts(rope=lambda q, pos, theta: rotate(q, pos, theta, reverse=True)),
+            (MHA_ROPE, BLOCK, *LM),
+        ),
     )
 )
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from cs336_harness.families import BY_NAME
 from cs336_harness.judging.diagnosis.numpy_cases import NumpyCase
 from cs336_staff import oracle
 from cs336_staff.catalog.mistake import Mistake, Variant
@@ -47,7 +48,11 @@ MISTAKES.append(
     Mistake(
         "linear_weight_not_transposed",
         "Linear computes x @ W; W is stored (d_out, d_in), so y = x @ W.T",
-        {"linear": _linear_not_transposed},
+        # Attention's projections are square, so there the mistake is a value (the output of
+        # attention_projections_not_transposed, which names it where Linear is not wrong);
+        # the feed-forward's are not, and raise.
+        {"linear": _linear_not_transposed}
+        | everywhere(Parts(linear=lambda x, w: f64(x) @ f64(w)), (MHA, MHA_ROPE)),
     )
 )
 
@@ -829,8 +834,9 @@ MISTAKES.append(
     Mistake(
         "silu_is_gelu",
         "SiLU returns GELU(x) (F.gelu); SiLU is x · sigmoid(x) (F.silu)",
-        # In SwiGLU and everything built on it, the output of swiglu_gelu_gate, which names it.
-        {"silu": lambda c: oracle.gelu(f64(c.inputs["in_features"]))},
+        # In SwiGLU and everything built on it, the output of swiglu_gelu_gate: one output
+        # under two names there, where the SiLU family's own failures say which is meant.
+        _silu_mistake(lambda x: oracle.gelu(f64(x))),
     )
 )
 
@@ -874,6 +880,26 @@ MISTAKES.append(
         "swiglu_without_silu",
         "SwiGLU leaves out the SiLU, w2(w1 x * w3 x); the gate is activated: w2(silu(w1 x) * w3 x)",
         _ffn_mistake(_gated_by(f64)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_without_gate",
+        "SwiGLU leaves out its gate, w2(w3 x); the branch w3 x is gated by silu(w1 x): "
+        "w2(silu(w1 x) * w3 x)",
+        _ffn_mistake(lambda x, w1, w2, w3: oracle.linear(oracle.linear(x, w3), w2)),
+    )
+)
+
+
+MISTAKES.append(
+    Mistake(
+        "swiglu_without_w3",
+        "SwiGLU is w2(silu(w1 x)), a feed-forward without its gated branch w3 x; it is "
+        "w2(silu(w1 x) * w3 x)",
+        _ffn_mistake(lambda x, w1, w2, w3: oracle.linear(oracle.silu(oracle.linear(x, w1)), w2)),
     )
 )
 
@@ -953,12 +979,45 @@ def _rmsnorm_eps_fixed(value: float) -> Variant:
 
 # 1e-6 is the other eps students hard-code (LLaMA's). A smaller one is lost against any
 # mean square float32 holds to its precision, which rmsnorm_without_eps names.
+def _norm_eps_1e_6(x: np.ndarray, gain: np.ndarray, _: float) -> np.ndarray:
+    return oracle.rmsnorm(x, gain, 1e-6)
+
+
+# How many times its family's tolerance a graded mistake's output must differ from the
+# correct one by, somewhere, for its variant to be given (`_clearly`).
+CLEARLY = 4.0
+
+
+def _clearly(variants: Mapping[str, Variant]) -> dict[str, Variant]:
+    """`variants`, each None on a case where its output is within `CLEARLY` times the family's
+    tolerance of the correct one: a graded mistake whose effect there is about the tolerance
+    fails or passes by the rounding of the implementation making it, and would be named or
+    not by the same chance. Where it is given, a float32 output making the mistake fails by
+    far and is named."""
+
+    def clearly(family: str, variant: Variant) -> Variant:
+        tolerance = BY_NAME[family].tolerance or {"rtol": 0.0, "atol": 0.0}
+
+        def given(c: NumpyCase) -> np.ndarray | None:
+            out = variant(c)
+            if out is None:
+                return None
+            truth = f64(c.expected)
+            bound = tolerance["atol"] + tolerance["rtol"] * np.abs(truth)
+            return out if np.max(np.abs(out - truth) / bound) > CLEARLY else None
+
+        return given
+
+    return {family: clearly(family, v) for family, v in variants.items()}
+
+
 MISTAKES.append(
     Mistake(
         "rmsnorm_eps_ignored_1e_6",
-        "RMSNorm ignores the eps it is given and uses 1e-6; it adds the eps argument: "
-        "x / sqrt(mean(x²) + eps)",
-        {"rmsnorm": _rmsnorm_eps_fixed(1e-6)},
+        "RMSNorm uses eps = 1e-6 whatever eps it is given (in the block and the model too, "
+        "where the contract's is 1e-5); it adds the eps argument: x / sqrt(mean(x²) + eps)",
+        {"rmsnorm": _rmsnorm_eps_fixed(1e-6)}
+        | _clearly(everywhere(Parts(norm=_norm_eps_1e_6), (BLOCK, *LM))),
         graded=True,  # against a mean square far above both eps, invisible
     )
 )

@@ -213,19 +213,6 @@ MISTAKES.append(
 )
 
 
-def _without_w3(block: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return {k: v for k, v in block.items() if not k.startswith("ffn.w3.")}
-
-
-MISTAKES.append(
-    Mistake(
-        "block_ffn_without_w3",
-        "the feed-forward is w2(silu(w1 x)) and never uses w3; SwiGLU is w2(silu(w1 x) ⊙ w3 x)",
-        {BLOCK: lambda c: run_block(c, _without_w3(c.weights), ffn="silu")},
-    )
-)
-
-
 def _embedding_scaled(c: NumpyCase) -> np.ndarray:
     """In float32, as a float32 table times a Python float rounds: the embedding's test is
     exact, so the product's rounding is part of the mistake's output."""
@@ -407,6 +394,28 @@ MISTAKES.append(
         "the model runs num_layers - 1 blocks (range(num_layers - 1), or the last layer left "
         "out); every layer runs: for i in range(num_layers)",
         everywhere(Parts(layers=lambda n: range(n - 1)), LM),
+    )
+)
+
+
+def _in_name_order(num_layers: int) -> list[int]:
+    """The layers in the order of their names as strings: layers.0, layers.1, layers.10, …"""
+    return sorted(range(num_layers), key=str)
+
+
+def _reordered(order: Callable[[int], list[int]]) -> Variant:
+    """The LM with its layers run in `order`; None where that is the index's."""
+    lm = everywhere(Parts(layers=order), LM)["transformer_lm"]
+    return lambda c: None if order(n := c.params["num_layers"]) == list(range(n)) else lm(c)
+
+
+MISTAKES.append(
+    Mistake(
+        "lm_layers_in_name_order",
+        "the layers run in the order of their names as strings, layers.0, layers.1, layers.10, "
+        "layers.11, layers.2, … (sorted keys of the weights or of a ModuleDict), which differs "
+        "from the index's only from 11 layers on; they run by index: 0, 1, 2, …",
+        dict.fromkeys(LM, _reordered(_in_name_order)),
     )
 )
 

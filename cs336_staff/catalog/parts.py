@@ -39,7 +39,8 @@ def merge_heads(o: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Parts:
-    """`norm(x, gain, eps)`; `rope(heads, positions, theta)` on `(..., heads, seq, d_k)`
+    """`linear(x, weight)`, attention's projections; `norm(x, gain, eps)`;
+    `rope(heads, positions, theta)` on `(..., heads, seq, d_k)`
     with positions `(..., 1, seq)`; `mask(seq)` the causal mask; `attention(q, k, v, mask)`;
     `split(t, num_heads)` and `merge(o)` the heads' layout; `ffn(x, w1, w2, w3)`;
     `embed(table, ids)`; `normalised_stream`: each sublayer's residual is added to its
@@ -47,6 +48,7 @@ class Parts:
     `attention_norm`: False = attention reads the stream without ln1 (`h = x + attn(x)`);
     `layers(num_layers)`: which layer's weights each block of the LM runs, in order."""
 
+    linear: Callable[[np.ndarray, np.ndarray], np.ndarray] = oracle.linear
     norm: Callable[..., np.ndarray] = oracle.rmsnorm
     rope: Callable[..., np.ndarray] = oracle.rope
     mask: Callable[[int], np.ndarray] = causal
@@ -72,13 +74,13 @@ def attention(
     attention; `weights` are the q, k, v and output projections."""
     x = f64(x)
     seq = x.shape[-2]
-    q, k, v = (parts.split(oracle.linear(x, w), num_heads) for w in weights[:3])
+    q, k, v = (parts.split(parts.linear(x, w), num_heads) for w in weights[:3])
     if theta is not None:
         pos = np.arange(seq) if positions is None else np.asarray(positions)
         pos = np.expand_dims(np.broadcast_to(pos, x.shape[:-1]), -2)
         q, k = parts.rope(q, pos, theta), parts.rope(k, pos, theta)
     out = parts.attention(q, k, v, parts.mask(seq))
-    return oracle.linear(parts.merge(out), weights[3])
+    return parts.linear(parts.merge(out), weights[3])
 
 
 def block(

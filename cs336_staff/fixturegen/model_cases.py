@@ -52,6 +52,19 @@ def add_block(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
         {"in_features": x} | _sublayer_tensors(trace),
         oracle.transformer_block(x, w, num_heads=4, config=REFERENCE_CONFIG),
     )
+    rng = fs.rng("transformer_block", "small_input")
+    x = SMALL_INPUT * normal(rng, REFERENCE_BATCH, REFERENCE_SEQ, 64)
+    trace = transformer_block_sublayers(x, w, num_heads=4, config=REFERENCE_CONFIG)
+    fs.add(
+        "transformer_block",
+        "small_input",
+        f"the reference model's first block on inputs of scale {SMALL_INPUT}: ln1's mean square "
+        "is about 1e-4, where its eps counts (1e-6 in place of 1e-5 moves its output by 5%)",
+        {"d_model": 64, "num_heads": 4, "d_ff": 128, "max_seq_len": 16, "theta": 10000.0}
+        | from_model("layers.0."),
+        {"in_features": x} | _sublayer_tensors(trace),
+        oracle.transformer_block(x, w, num_heads=4, config=REFERENCE_CONFIG),
+    )
     config = {"d_model": 48, "num_heads": 3, "d_ff": 96, "rope_theta": 500000.0}
     rng = fs.rng("transformer_block", "other_shape")
     w, x = block_weights(rng, config), normal(rng, 2, 20, 48)
@@ -89,6 +102,29 @@ SMALL_CONFIGS = {
 }
 
 
+# Inputs this small make a norm's eps count: their mean square, about 1e-4, is within ten
+# times the contract's eps, 1e-5.
+SMALL_INPUT = 0.01
+# Deep enough that an order of the layers other than the index's shows: as strings, layers.10
+# sorts before layers.2; its token embeddings are small (SMALL_INPUT), so that the first
+# norm's eps counts too.
+DEEP_CONFIG = {
+    "vocab_size": 64,
+    "context_length": 8,
+    "d_model": 16,
+    "num_layers": 12,
+    "num_heads": 2,
+    "d_ff": 32,
+    "rope_theta": 10000.0,
+}
+DEEP = "twelve_layers_small_embeddings"
+DEEP_SCALES = {
+    "token_embeddings.weight": SMALL_INPUT,
+    "q_proj.weight": 0.5,
+    "k_proj.weight": 0.5,
+}
+
+
 def add_lm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
     reference = REFERENCE_CONFIG | from_model("")
     for family, seq, why in [
@@ -122,6 +158,27 @@ def add_lm(fs: FixtureSet, model: dict[str, np.ndarray]) -> None:
                 oracle.transformer_lm(ids, weights, config),
                 weights,
             )
+    rng = fs.rng("transformer_lm", DEEP)
+    weights = lm_weights(rng, DEEP_CONFIG)
+    for name, factor in DEEP_SCALES.items():
+        for key in [k for k in weights if k.endswith(name)]:
+            weights[key] = (factor * weights[key]).astype(np.float32)
+    for family, seq in [
+        ("transformer_lm", DEEP_CONFIG["context_length"]),
+        ("transformer_lm_truncated_input", DEEP_CONFIG["context_length"] // 2 - 1),
+    ]:
+        ids = fs.rng(family, DEEP, "ids").integers(0, DEEP_CONFIG["vocab_size"], (2, seq))
+        fs.add(
+            family,
+            DEEP,
+            f"12 layers, which run in index order (as strings, layers.10 sorts before "
+            f"layers.2), and token embeddings of scale {SMALL_INPUT}, where the first norm's "
+            f"eps counts; {seq} tokens",
+            DEEP_CONFIG,
+            {"in_indices": ids} | _lm_trace(family, ids, weights, DEEP_CONFIG),
+            oracle.transformer_lm(ids, weights, DEEP_CONFIG),
+            weights,
+        )
 
 
 def _lm_trace(family: str, ids: np.ndarray, weights: dict[str, np.ndarray], config: dict):

@@ -17,15 +17,19 @@ import json
 import shutil
 import textwrap
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cs336_harness.families import BY_NAME
 from cs336_harness.grading import grader
 from cs336_harness.grading.judge.remote import _raised_message
+from cs336_harness.grading.reports.archive import read_archive
 from cs336_harness.grading.reports.class_report import HTML, MARKDOWN, write_class_report
 from cs336_harness.grading.reports.class_report.failure_text import (
     HARDENING_PREFIX,
+    OTHER_OPENING_LINES,
     CatalogWords,
     quoted_line,
     unnamed_group,
@@ -34,6 +38,8 @@ from cs336_harness.grading.reports.class_report.findings import ABSENT_NOTE, MEM
 from cs336_harness.grading.results import GradedTest, Status
 from cs336_harness.grading.sandbox.interpreter import site_packages
 from cs336_harness.grading.sandbox.limits import Limits
+from cs336_harness.judging.diagnosis import root_cause
+from cs336_harness.judging.diagnosis.diagnose import OR
 from cs336_harness.judging.diagnosis.error_shape import _num
 from cs336_harness.judging.diagnosis.numpy_cases import load
 from cs336_harness.judging.pytest_plugin import HARDENING_LINE
@@ -61,14 +67,16 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradingRun, dict[s
 
 def _expected_groups() -> dict[tuple[str, str], set[str]]:
     """(family, group) → the submissions the class was built to put there: each declared
-    mistake in each family that catches its module, each declared error shape likewise."""
+    mistake once, in the family it starts in (of those that catch its module, the one the
+    others are built from), and each declared error shape in each family that catches its
+    module."""
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for stem in evidence_class.COPIES:
         declared = evidence_class.declared(stem)
         names = set(evidence_class.submission_names(stem))
+        for mistake in declared.mistakes:
+            groups[root_cause.home(declared.caught_by), mistake] |= names
         for family in declared.caught_by:
-            for mistake in declared.mistakes:
-                groups[family, mistake] |= names
             for shape in declared.error_shape:
                 groups[family, f"error shape: {shape}"] |= names
     return groups
@@ -79,26 +87,42 @@ def test_a_class_run_writes_the_page_and_its_summary(graded):
     assert "report.html, report.md" in run.stdout
     summary = (run.out / MARKDOWN).read_text()
     assert len(summary.encode()) < SUMMARY_BYTES
-    assert "| softmax\\_without\\_max\\_shift | softmax | 3 |" in summary
+    assert "| softmax\\_without\\_max\\_shift | softmax | 1 |" in summary
     # It names no submission, and quotes nothing a submission wrote.
     assert not [name for name in made if name in summary]
     assert "<" not in summary.replace("&lt;", "")
 
 
-def test_the_page_counts_each_mistake_as_the_class_was_built(graded, tmp_path):
-    run, made = graded
+def _copied_page(run: GradingRun, out: Path) -> Path:
+    """The class report of `evidence_class.COPIES`, from the run's own grading.json."""
+    info, results = read_archive(run.out / "grading.json")
+    scores = evidence_class.copied_class([result for _, result in sorted(results)])
+    write_class_report(scores, out, info | {"class_size": len(scores)})
+    return out / HTML
+
+
+def test_the_page_counts_each_mistake_once_as_the_class_was_built(graded, tmp_path):
+    """Each mistake is listed once, in its own family, with exactly its students: also those
+    made in a component that others are built on, whose failures there (a named output, a
+    gradient, a shape error) follow from it and are counted with it, not beside it."""
+    run, _ = graded
+    page = _copied_page(run, tmp_path)
     with chromium() as driver:
-        driver.get((run.out / HTML).resolve().as_uri())
+        driver.get(page.resolve().as_uri())
         errors = console_errors(driver)
         title = driver.title
         shown = driver.execute_script(
-            """return [...document.querySelectorAll('div.mistake')].map(d => [
-                d.dataset.family, d.dataset.key,
-                [...d.querySelectorAll('.refs a')].map(a => a.textContent)])"""
+            """return [...document.querySelectorAll('div.mistake[data-kind=contract]')].map(d =>
+                [d.dataset.family, d.dataset.key,
+                 [...d.querySelectorAll('.refs a')].map(a => a.textContent)])"""
         )
         top = driver.execute_script(
-            "return [...document.querySelectorAll('#top-mistakes td:first-child')]"
-            ".map(td => td.textContent)"
+            "return [...document.querySelectorAll('#top-mistakes tr')].slice(1)"
+            ".map(tr => [...tr.querySelectorAll('td')].slice(0, 3).map(td => td.textContent))"
+        )
+        labels = driver.execute_script(
+            "return [...document.querySelectorAll('#mistakes ~ .pair figure svg text')]"
+            ".map(t => t.textContent).join(' ')"
         )
         scripts = driver.execute_script("return document.querySelectorAll('script').length")
         handlers = driver.execute_script(
@@ -109,15 +133,23 @@ def test_the_page_counts_each_mistake_as_the_class_was_built(graded, tmp_path):
         driver.save_screenshot(str(tmp_path / "report-top.png"))
         driver.execute_script("document.getElementById('mistakes').scrollIntoView()")
         driver.save_screenshot(str(tmp_path / "report-mistakes.png"))
+    copies = sum(evidence_class.COPIES.values())
     assert errors == [], errors
-    assert title == f"Class report: {len(made)} submissions"
-    # Each group lists its submissions.
-    on_page = {(family, key): sorted(names) for family, key, names in shown}
-    for group, names in _expected_groups().items():
-        assert on_page.get(group) == sorted(names), (group, on_page.get(group))
-    named = [key for key in top if key in {m for _, m in _expected_groups()}]
-    assert named == ["softmax_without_max_shift", "cross_entropy_one_hot_mean",
-                     "schedule_warmup_off_by_one"]  # fmt: skip
+    assert title == f"Class report: {copies + 2} submissions"
+    # Each submission made by a wrong module stands in exactly the groups it was built for.
+    expected = _expected_groups()
+    on_page = [(family, key, sorted(names)) for family, key, names in shown]
+    for stem in evidence_class.COPIES:
+        names = set(evidence_class.submission_names(stem))
+        found = sorted((f, k, n) for f, k, n in on_page if names & set(n))
+        built = sorted((f, k, sorted(n)) for (f, k), n in expected.items() if n & names)
+        assert found == built, (stem, found)
+    # The mistakes made most: each once, with the family it starts in, which labels its bar.
+    counts = {k: len(n) for (_, k), n in expected.items() if not k.startswith("error shape: ")}
+    assert [row[0] for row in top] == sorted(counts, key=lambda m: (-counts[m], m))
+    for key, family, count in top:
+        assert (family, key) in expected and int(count) == counts[key]
+        assert BY_NAME[family].title in labels, (family, labels)
     # The hostile submission's name and message are text on the page, and nothing of theirs
     # became an element: no script, no handler.
     assert scripts == 0 and handlers == 0
@@ -294,6 +326,9 @@ def test_each_catalog_message_is_its_cause_then_its_fix():
 
 def test_the_wording_the_report_recognises_is_the_graders(tmp_path):
     assert HARDENING_LINE.startswith(HARDENING_PREFIX)
+    cause = root_cause.Cause("rope", "rope_rotate_half")
+    for line in (f"  {OR}x", root_cause.follows_line([cause]), root_cause.also_line([cause])):
+        assert line.strip().startswith(OTHER_OPENING_LINES), line
     assert MEMORY_MARK in _raised_message("MemoryError", "", Limits(memory=1 << 30))
     (tmp_path / "train.py").write_text(textwrap.dedent("import pynvml\n"))
     assert grader._absent_notes(tmp_path, tuple(site_packages()))[0].startswith(ABSENT_NOTE)

@@ -31,6 +31,7 @@ from cs336_harness.judging.diagnosis.diagnose import NO_MATCH, LiveCatalog, usag
 from cs336_harness.judging.diagnosis.error_shape import GENERIC, KINDS, PREFIX
 from cs336_harness.judging.diagnosis.numpy_cases import DERIVED_EXPECTED, load
 from cs336_harness.judging.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+from cs336_harness.judging.diagnosis.root_cause import FOLLOWS, built_from, deepest
 from cs336_harness.judging.pytest_plugin import DEFAULT_FIXTURES, fixtures_dir
 from cs336_harness.paths import DEFAULT_ADAPTERS
 from cs336_staff.catalog import BY_ID, MISTAKES
@@ -158,19 +159,50 @@ def declared_shapes(module) -> frozenset[str]:
     return _declared(module, "ERROR_SHAPE")
 
 
+def check_follows(where: str, lines: list[str], family: str, caught_by: frozenset[str],
+                  declared: frozenset[str]) -> list[str]:  # fmt: skip
+    """A failure of a family built from families the module is also caught by opens with
+    where it starts: the deepest of those components, with the mistake named there; or,
+    where its output is a mistake of the family's own, says they are wrong too. The lines
+    after that opening line."""
+    roots = deepest(caught_by & set(built_from(family)))
+    if not roots:
+        assert not lines[0].startswith(FOLLOWS), f"{where}: opens with {lines[0]!r}"
+        return lines
+    if not lines[0].startswith(FOLLOWS):
+        also = [line for line in lines if line.startswith("your ") and " also fail" in line]
+        assert also and all(f"your {r}" in also[0] for r in roots), (
+            f"{where}: opens with {lines[0]!r}, and names no wrong component of {roots}"
+        )
+        return lines
+    follows = lines[0]
+    assert follows.startswith(FOLLOWS), f"{where}: opens with {follows!r}, not {FOLLOWS!r}"
+    named = follows.removeprefix(FOLLOWS).rpartition(": fix ")[0]
+    assert [part.split(" (")[0].split(",")[0] for part in named.split(" and your ")] == roots, (
+        f"{where}: {follows!r} names other components than {roots}"
+    )
+    assert not declared or any(f"({m})" in follows for m in declared), (
+        f"{where}: {follows!r} names none of {sorted(declared)}"
+    )
+    return lines[1:]
+
+
 def check_diagnoses(
     stem: str,
     reports: list[pytest.TestReport],
     declared: frozenset[str],
     live: LiveCatalog,
     shapes: frozenset[str],
+    caught_by: frozenset[str] = frozenset(),
 ):
     """Each diagnosed failure (a wrong value of a forward output) of a family that a declared
     mistake covers opens with that mistake's line, unless the catalog cannot compute that
     mistake on the case; elsewhere it opens with its error's shape, of a kind in `shapes`
     where the module declares any, and says no known mistake matches; each declared mistake
     opens a failure in every family it covers that the module fails, and each declared kind
-    of shape but `generic` opens some failure."""
+    of shape but `generic` opens some failure. Where the failing family is built from others
+    that the module fails too (`caught_by`), the failure opens first with where it starts
+    (`check_follows`)."""
     covered = {family for m in declared if m in BY_ID for family in BY_ID[m].variants}
     opened: set[tuple[str, str]] = set()
     described: set[str] = set()
@@ -181,8 +213,13 @@ def check_diagnoses(
         ids = [] if diagnosis == "none" else diagnosis.split(",")
         lines = report.longreprtext.splitlines()
         # A hardening test's failure opens with that (pytest_plugin), its diagnosis next.
-        first = lines[1] if lines[0].startswith("hardening:") else lines[0]
+        lines = lines[1:] if lines[0].startswith("hardening:") else lines
         where = f"{stem}: {report.nodeid}"
+        if ids and ids != [dtype_cause.ID]:
+            lines = check_follows(where, lines, _family(report), caught_by, declared)
+        elif lines[0].startswith(FOLLOWS):
+            lines = lines[1:]
+        first = lines[0]
         shape = dict(report.user_properties).get(SHAPE_PROPERTY)
         if ids:
             assert shape is None, f"{where}: a likely cause and an error shape ({shape})"
@@ -245,7 +282,8 @@ def test_wrong_module_is_caught_by_its_family(pytester, request, module):
         f"{module.stem}: expected failures in {sorted(wrong.CAUGHT_BY)}, got {sorted(failed)}"
     )
     live = LiveCatalog(fixtures_dir(request.config))
-    check_diagnoses(module.stem, reports, declared_mistakes(wrong), live, declared_shapes(wrong))
+    check_diagnoses(module.stem, reports, declared_mistakes(wrong), live, declared_shapes(wrong),
+                    wrong.CAUGHT_BY)  # fmt: skip
 
 
 def test_every_family_is_caught_by_some_wrong_module():
@@ -450,3 +488,19 @@ def test_no_known_mistake_matches_a_correct_output(request):
         assert not found, f"{family}/{case.id}: the correct output matches {found}"
         checked += len(candidates)
     assert checked >= len(MISTAKES)
+
+
+def test_a_mistake_named_in_a_family_and_one_built_on_it_is_named_between():
+    """One name per mistake down the chain: a mistake the catalog shows in a component and in
+    a family built on it is shown in every family between them too (RoPE's, in attention
+    with RoPE between RoPE and the block), so that a submission making it everywhere is told
+    the same name in each (`root_cause`)."""
+    gaps = {}
+    for mistake in MISTAKES:
+        families = set(mistake.variants)
+        for low, high in itertools.permutations(families, 2):
+            if low in built_from(high):
+                between = {f for f in BY_NAME if low in built_from(f) and f in built_from(high)}
+                if missing := between - families:
+                    gaps[mistake.id] = sorted(missing)
+    assert not gaps, f"named in a family and further down, but not between: {gaps}"

@@ -23,6 +23,8 @@ MAX_LINE = 64 * 1024
 # The diagnosis's ids (a catalogued mistake's, an error shape's kind), and how many are kept.
 ID_CHARS = 80
 MISTAKES = 16
+# What a failure follows from: a family's name, and a mistake's id after it.
+FOLLOWS_CHARS = 2 * ID_CHARS
 
 
 class Collected(NamedTuple):
@@ -107,6 +109,7 @@ def read_record(path: Path) -> RunRecord:
                         clean(str(d), ID_CHARS) for d in event.get("diagnosis", ())[:MISTAKES]
                     ),
                     error_shape=clean(str(event.get("error_shape", "")), ID_CHARS),
+                    follows_from=clean(str(event.get("follows_from", "")), FOLLOWS_CHARS),
                     submission_raised=event.get("submission_raised") is True,
                     cost=_reading(event.get("cost")),
                     cost_cause=clean(str(event.get("cost_cause", "")), ID_CHARS),

@@ -151,17 +151,20 @@ def _message(call: pytest.CallInfo[None], report: pytest.TestReport) -> str:
 
 
 def _diagnosis(item: pytest.Item) -> dict[str, Any]:
-    """The diagnosis plugin's reading of a failed comparison, from the test's properties:
-    the matching mistakes' ids, best first, and the kind of its error's shape."""
+    """The diagnosis plugin's reading of a failed test, from its properties: the matching
+    mistakes' ids, best first, the kind of its error's shape, and the wrong component it
+    follows from (`root_cause.Cause.property`)."""
     # Imported here, when the session has loaded it as a plugin: imported with this module,
     # before pytest registers it, pytest could no longer rewrite its asserts (and says so).
     from cs336_harness.judging.diagnosis.plugin import PROPERTY, SHAPE_PROPERTY
+    from cs336_harness.judging.diagnosis.root_cause import PROPERTY as FOLLOWS_PROPERTY
 
     properties = dict(item.user_properties)
     found = str(properties.get(PROPERTY, "none"))
     return {
         "diagnosis": [] if found == "none" else found.split(","),
         "error_shape": str(properties.get(SHAPE_PROPERTY, "")),
+        "follows_from": str(properties.get(FOLLOWS_PROPERTY, "")),
     }
 
 

@@ -47,6 +47,7 @@ def _test(data: dict[str, Any]) -> GradedTest:
             "error_shape": clean(data.get("error_shape", ""), None),
             # Absent from a grading.json written before efficiency was graded.
             "cost_cause": clean(data.get("cost_cause", ""), None),
+            "follows_from": clean(data.get("follows_from", ""), None),
         }
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,7 +17,6 @@ from numpy.typing import NDArray
 from safetensors.numpy import load_file, save_file
 
 from cs336_harness import withheld
-from cs336_harness.families import FAMILIES
 from cs336_harness.judging.case_layout import ADAMW_READINGS, case_kind, case_table
 from cs336_harness.judging.diagnosis.numpy_cases import load
 from cs336_harness.manifest import MANIFEST_NAME
@@ -28,11 +27,13 @@ DISCRIMINATING = 256
 # The stored tensors a family's test compares a forward output with, where not `expected`
 # alone (AdamW's test takes the nearest of its accepted readings).
 FORWARD_EXPECTED = {"adamw": tuple(ADAMW_READINGS)}
-# The families whose modules a block or a model is built from: when the block or the model
-# fails, those of them that failed before it in the session are named too.
-COMPONENTS = {f.name: f.built_from for f in FAMILIES if f.built_from}
 
 NO_MATCH = "no known mistake matches"
+# How a named failure's line opens.
+LIKELY_CAUSE = "likely cause: "
+# How a further match opens its line: matching within the tolerance, it is one output under
+# two names on this case.
+OR = "or, the same output here: "
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Candidate:
 
     @property
     def line(self) -> str:
-        return f"likely cause: {self.message}"
+        return f"{LIKELY_CAUSE}{self.message}"
 
 
 @dataclass(frozen=True)
@@ -147,18 +148,26 @@ def matches(
     return sorted(found, key=lambda m: m.usage)
 
 
-def opening_lines(found: Sequence[Match], also_failing: Sequence[str]) -> list[str]:
-    """The lines a failure message opens with: the best match, the other matches, and the
-    component families of the same submission that failed before this test. Without a
-    match the caller puts `NO_MATCH` before its own first line."""
+def preferred(found: Sequence[Match], rank: Callable[[str], int]) -> list[Match]:
+    """`found` (best first) by `rank` of each mistake, lowest first, best first within a rank:
+    matches within the tolerance are one output under several names, and which of them is
+    meant is the submission's to say, where its other failures say it."""
+    return sorted(found, key=lambda m: rank(m.candidate.mistake))
+
+
+def opening_lines(found: Sequence[Match]) -> list[str]:
+    """The lines a failure message opens with: the best match, then the others, each one
+    output under another name. Without a match the caller puts `NO_MATCH` before its own
+    first line."""
     lines = [found[0].candidate.line] if found else []
-    lines += [f"  or: {m.candidate.message}" for m in found[1:]]
-    if also_failing:
-        lines.append(f"the same submission also fails: {', '.join(also_failing)}")
+    lines += [f"  {OR}{m.candidate.message}" for m in found[1:]]
     return lines
 
 
 class Source(Protocol):
+    # Each mistake's families: where the catalog shows it.
+    mistake_families: dict[str, set[str]]
+
     def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
         """The catalogued mistakes that can show on the case; None: the family has none."""
 
@@ -173,6 +182,7 @@ class LiveCatalog:
         self.messages = {m.id: m.message for m in catalog.MISTAKES}
         self.graded = {m.id for m in catalog.MISTAKES if m.graded}
         self.families = {f for m in catalog.MISTAKES for f in m.variants}
+        self.mistake_families = {m.id: set(m.variants) for m in catalog.MISTAKES}
 
     def candidates(self, family: str, case_id: str) -> list[Candidate] | None:
         if family not in self.families:
@@ -242,6 +252,7 @@ def write_table(fixtures: Path, path: Path) -> Path:
         "messages": json.dumps(live.messages),
         "graded": json.dumps(sorted(live.graded)),
         "families": json.dumps(sorted(live.families)),
+        "mistake_families": json.dumps({m: sorted(f) for m, f in live.mistake_families.items()}),
         "shapes": json.dumps(shapes),
         "scales": json.dumps(scales),
     }
@@ -262,6 +273,9 @@ class Table:
         self.messages: dict[str, str] = json.loads(metadata["messages"])
         self.graded = set(json.loads(metadata["graded"]))
         self.families = set(json.loads(metadata["families"]))
+        self.mistake_families = {
+            m: set(f) for m, f in json.loads(metadata.get("mistake_families", "{}")).items()
+        }
         self.shapes: dict[str, list[int]] = json.loads(metadata["shapes"])
         self.scales: dict[str, float] = json.loads(metadata["scales"])
 

@@ -73,9 +73,15 @@ def merge_heads(o: Tensor) -> Tensor:
     return o.transpose(-2, -3).flatten(-2)
 
 
-def swiglu(x: Tensor, w1: Tensor, w2: Tensor, w3: Tensor) -> Tensor:
-    a = x @ w1.T
-    return (a * torch.sigmoid(a) * (x @ w3.T)) @ w2.T
+def linear(x: Tensor, weight: Tensor) -> Tensor:
+    return x @ weight.T
+
+
+def swiglu(
+    x: Tensor, w1: Tensor, w2: Tensor, w3: Tensor, *, linear: Callable[..., Tensor] = linear
+) -> Tensor:
+    a = linear(x, w1)
+    return linear(a * torch.sigmoid(a) * linear(x, w3), w2)
 
 
 def embed(table: Tensor, ids: Tensor) -> Tensor:
@@ -84,13 +90,16 @@ def embed(table: Tensor, ids: Tensor) -> Tensor:
 
 @dataclass(frozen=True)
 class Parts:
-    """`norm(x, gain, eps)`; `rope(x, positions, theta)`; `mask(seq)`, the causal mask;
+    """`linear(x, weight)`, attention's projections and the output head (the feed-forward
+    takes its own: `ffn=partial(swiglu, linear=...)`); `norm(x, gain, eps)`;
+    `rope(x, positions, theta)`; `mask(seq)`, the causal mask;
     `attention(q, k, v, mask)`; `split(t, num_heads)` and `merge(o)`, the heads' layout;
     `ffn(x, w1, w2, w3)`; `embed(table, ids)`; `normalised_stream`: each residual added to
     the sublayer's normalised input instead of the stream; `attention_norm`: False =
     attention reads the stream without ln1; `layers(num_layers)`: which layer's weights each
     block of the LM runs, in order."""
 
+    linear: Callable[[Tensor, Tensor], Tensor] = linear
     norm: Callable[..., Tensor] = rmsnorm
     rope: Callable[..., Tensor] = rope
     mask: Callable[[int], Tensor] = causal
@@ -114,13 +123,13 @@ def mha(
 ) -> Tensor:
     """Causal multi-head self-attention; `w`: the q, k, v and output projections."""
     seq = x.shape[-2]
-    q, k, v = (p.split(x @ weight.T, num_heads) for weight in w[:3])
+    q, k, v = (p.split(p.linear(x, weight), num_heads) for weight in w[:3])
     if theta is not None:
         pos = torch.arange(seq) if positions is None else positions
         pos = pos.unsqueeze(-2) if pos.ndim > 1 else pos
         q, k = p.rope(q, pos, theta), p.rope(k, pos, theta)
     out = p.attention(q, k, v, p.mask(seq))
-    return p.merge(out) @ w[3].T
+    return p.linear(p.merge(out), w[3])
 
 
 def block(p: Parts, x: Tensor, w: dict[str, Tensor], num_heads: int, theta: float) -> Tensor:
@@ -148,7 +157,7 @@ def lm(
         prefix = f"layers.{i}."
         layer = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
         x = block(p, x, layer, num_heads, theta)
-    return p.norm(x, w["ln_final.weight"]) @ w["lm_head.weight"].T
+    return p.linear(p.norm(x, w["ln_final.weight"]), w["lm_head.weight"])
 
 
 class PartsAdapters:
@@ -156,6 +165,9 @@ class PartsAdapters:
 
     def __init__(self, parts: Parts):
         self.p = parts
+
+    def run_linear(self, d_in, d_out, weights, in_features):
+        return self.p.linear(in_features, weights)
 
     def run_rmsnorm(self, d_model, eps, weights, in_features):
         return self.p.norm(in_features, weights, eps)

@@ -6,7 +6,7 @@ from tests.adapters import *  # noqa: F403  (every other component stays correct
 from tests.evidence.wrong._module_mistakes import MistakenModules, ffn_without_w3
 
 CAUGHT_BY = frozenset({"transformer_block"})
-DIAGNOSED_AS = "block_ffn_without_w3"
+DIAGNOSED_AS = "swiglu_without_w3"
 # What the failure of each family's output test must say
 # (tests/meta/test_meta_first_difference.py).
 FIRST_DIFFERENCE = {"transformer_block": "first difference: ffn (its input matched;"}

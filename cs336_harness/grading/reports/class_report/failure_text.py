@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from cs336_harness.grading.results import GradedTest, Status
 from cs336_harness.judging.diagnosis.error_shape import GENERIC, PREFIX
+from cs336_harness.judging.diagnosis.root_cause import FOLLOWS
 
 LIKELY_CAUSE = "likely cause: "
 # How a hardening test's failure opens (`pytest_plugin.HARDENING_LINE`), before its own line.
@@ -23,9 +24,9 @@ QUOTING_SHAPES = {
 # its probabilities allow (decoding's "outside the nucleus [...]").
 ORACLE_SIDE = re.compile(r"\b(?:expected|the oracle's|the nucleus)\b", re.IGNORECASE)
 CUT = "…"
-# The diagnosis's other opening lines (`diagnose.opening_lines`): further matches, and the
-# families the same submission failed before.
-OTHER_OPENING_LINES = ("or: ", "the same submission also fails: ")
+# The diagnosis's other lines (`diagnose.opening_lines`, `root_cause`): the same output's
+# other names, the wrong component a failure follows from, one that is wrong beside it.
+OTHER_OPENING_LINES = ("or, the same output here: ", FOLLOWS, "your ")
 # How pytest marks the exception's lines in a traceback.
 TRACEBACK_MARGIN = re.compile(r"^E\s+")
 # A number, not a part of a word ("float32"): masked to group messages that differ only
@@ -42,12 +43,17 @@ def _lines(test: GradedTest) -> list[str]:
 
 
 def _own_line(test: GradedTest) -> str:
-    """The failure's first line, after a hardening test's preamble."""
-    if HARDENING_PREFIX not in test.message:
+    """The failure's first line, after a hardening test's preamble and the line that says
+    which wrong component it follows from (the report says that apart)."""
+    if HARDENING_PREFIX not in test.message and FOLLOWS not in test.message:
         return test.message
     lines = _lines(test)
-    after = [i + 1 for i, line in enumerate(lines) if HARDENING_PREFIX in line]
-    return lines[after[0]] if after and after[0] < len(lines) else test.message
+    # The preamble's lines may carry a prefix (pytest's "Failed: ", an exception's type).
+    said = [i for i, line in enumerate(lines) if HARDENING_PREFIX in line or FOLLOWS in line]
+    after = said[0] + 1 if said else len(lines)
+    while after < len(lines) and (HARDENING_PREFIX in lines[after] or FOLLOWS in lines[after]):
+        after += 1
+    return lines[after] if after < len(lines) else test.message
 
 
 def _diagnosis_line(test: GradedTest, prefix: str) -> str | None:
@@ -73,8 +79,10 @@ def quoted_line(test: GradedTest) -> str:
         line = _diagnosis_line(test, PREFIX)
         if line is not None:
             return line
-    if test.status != Status.FAILED or test.submission_raised:
+    if test.status != Status.FAILED:
         return test.message
+    if test.submission_raised:  # its own text, whole
+        return _own_line(test)
     return cut_at_oracle_side(_own_line(test))
 
 
@@ -115,6 +123,6 @@ def unnamed_group(test: GradedTest) -> str:
     if test.status != Status.FAILED:
         return str(test.status)
     if test.submission_raised:
-        kind = test.message.partition(":")[0]
+        kind = _own_line(test).partition(":")[0]
         return f"raised {kind}"
     return NUMBER.sub("#", quoted_line(test))

@@ -86,14 +86,16 @@ def family_results(stats: Sequence[FamilyStats]) -> str:
         return _svg(figure)
 
 
-def top_mistakes(counts: Sequence[tuple[str, int]]) -> str:
-    """The named mistakes made by the most submissions: (mistake id, submissions)."""
+def top_mistakes(counts: Sequence[tuple[str, str, int]]) -> str:
+    """The named mistakes made by the most submissions: (mistake id, the title of the family
+    it starts in, submissions), each labelled with both, the family on a line of its own."""
     with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(WIDTH, 0.8 + 0.24 * len(counts)), layout="constrained")
+        figure = Figure(figsize=(WIDTH, 0.8 + 0.4 * len(counts)), layout="constrained")
         ax = figure.add_subplot()
         rows = list(reversed(counts))
-        ax.barh(range(len(rows)), [n for _, n in rows], color=RED, height=0.7)
-        ax.set_yticks(range(len(rows)), [name for name, _ in rows], parse_math=False)
+        ax.barh(range(len(rows)), [n for _, _, n in rows], color=RED, height=0.7)
+        labels = [f"{name}\n({_label('', title)})" for name, title, _ in rows]
+        ax.set_yticks(range(len(rows)), labels, parse_math=False)
         ax.set_xlabel("submissions")
         ax.xaxis.get_major_locator().set_params(integer=True)
         return _svg(figure)

@@ -19,8 +19,9 @@ from cs336_harness.grading.reports.class_report.failure_text import (
     quoted_line,
     unnamed_group,
 )
-from cs336_harness.grading.results import HARDENING, GradedTest, Status
+from cs336_harness.grading.results import CONTRACT, HARDENING, GradedTest, Status
 from cs336_harness.grading.scoring import FamilyScore, Score
+from cs336_harness.judging.diagnosis import root_cause
 
 # How the grader words a test stopped at the memory limit: a MemoryError in the worker
 # ("... (memory limit: 4 GiB)", `remote._raised_message`) or a worker the kernel stopped
@@ -57,19 +58,32 @@ class Example:
 
 @dataclass
 class Group:
-    """Submissions that failed alike in one family: a named mistake (`words`) or a group of
-    unnamed failures (`key`)."""
+    """Submissions that failed alike: one named mistake (`words`), listed once, in the family
+    it starts in, or a group of unnamed failures (`key`) of one family. `shows`: every family
+    its failures show in, each with its submissions."""
 
     key: str
+    family: str
     example: Example
     refs: list[Ref] = field(default_factory=list)
     tests: int = 0
     words: CatalogWords | None = None
+    shows: dict[str, list[Ref]] = field(default_factory=dict)
 
-    def add(self, ref: Ref) -> None:
-        if not self.refs or self.refs[-1] != ref:
+    def add(self, ref: Ref, family: str) -> None:
+        if ref not in self.refs:
             self.refs.append(ref)
+        shown = self.shows.setdefault(family, [])
+        if ref not in shown:
+            shown.append(ref)
         self.tests += 1
+
+    @property
+    def breaks(self) -> list[tuple[str, str, int]]:
+        """(family, title, submissions) of the other families its failures show in (those
+        built on its own), in the registry's order."""
+        others = sorted((f for f in self.shows if f != self.family), key=_family_order)
+        return [(f, family_title(f), len(self.shows[f])) for f in others]
 
 
 @dataclass
@@ -174,7 +188,9 @@ class Findings:
     histogram: Histogram
     score_summary: dict[str, str]
     families: tuple[FamilyStats, ...]
+    # What the class got wrong, by the contract; and the hardening tests' failures, apart.
     mistakes: tuple[FamilyMistakes, ...]
+    hardening_mistakes: tuple[FamilyMistakes, ...]
     absent: tuple[Listed, ...]
     forbidden: tuple[Listed, ...]
     called: tuple[Listed, ...]
@@ -188,6 +204,7 @@ class Findings:
 
     @property
     def named_mistakes(self) -> int:
+        """How many distinct named mistakes the class made (each is listed once)."""
         return sum(len(f.named) for f in self.mistakes)
 
 
@@ -196,7 +213,7 @@ def _family_order(family: str) -> tuple[int, str]:
     return (names.index(family) if family in names else len(names), family)
 
 
-def _title(family: str) -> str:
+def family_title(family: str) -> str:
     return BY_NAME[family].title if family in BY_NAME else family
 
 
@@ -207,34 +224,100 @@ def _failed(score: Score) -> Iterable[GradedTest]:
         yield from (t for t in family.tests if t.status != Status.PASSED)
 
 
-def _mistakes(scores: list[Score]) -> tuple[FamilyMistakes, ...]:
-    """What the class computed wrong; what its code costs is apart (`costs`)."""
-    named: dict[str, dict[str, Group]] = defaultdict(dict)
-    unnamed: dict[str, dict[str, Group]] = defaultdict(dict)
+@dataclass(frozen=True)
+class _Place:
+    """Where one failed test goes: a named mistake (`named`), or the unnamed group `key` of
+    `family`; `origin`: the family it starts in."""
+
+    origin: str
+    named: str = ""
+    key: str = ""
+
+
+def _is_backward(test: GradedTest) -> bool:
+    return "_backward[" in test.name
+
+
+def _places(tests: list[GradedTest]) -> list[_Place]:
+    """Where each of one submission's failed tests goes: a failure that follows from a wrong
+    component (`follows_from`, the judge's reading) goes with that component's mistake; one
+    named goes with its mistake; a gradient or an exception of a family whose other failures
+    are named goes with that name, wherever it ran; the others by their own group."""
+    named_in: dict[str, str] = {}
+    first: dict[str, GradedTest] = {}
+    for test in sorted(tests, key=lambda t: t.kind != CONTRACT):  # a contract test first
+        first.setdefault(test.family, test)
+        cause = root_cause.Cause.parse(test.follows_from)
+        if test.diagnosis:
+            named_in.setdefault(test.family, test.diagnosis[0])
+        elif cause.family == test.family and cause.mistake:  # under its named forward output
+            named_in.setdefault(test.family, cause.mistake)
+    places = []
+    for test in tests:
+        cause = root_cause.Cause.parse(test.follows_from) if test.follows_from else None
+        if cause is not None and (cause.mistake or cause.family in named_in):
+            places.append(_Place(cause.family, cause.mistake or named_in[cause.family]))
+        elif test.diagnosis:
+            places.append(_Place(test.family, test.diagnosis[0]))
+        elif cause is not None and cause.family in first:
+            places.append(_Place(cause.family, key=unnamed_group(first[cause.family])))
+        elif test.family in named_in and (test.submission_raised or _is_backward(test)):
+            places.append(_Place(test.family, named_in[test.family]))
+        else:
+            places.append(_Place(test.family, key=unnamed_group(test)))
+    return places
+
+
+def _mistakes(scores: list[Score], kind: str = CONTRACT) -> tuple[FamilyMistakes, ...]:
+    """The class's failures of tests of `kind` in groups (what its code costs is apart): each named mistake once, in the
+    family it starts in (of those where the class made it, the one the others are built
+    from), with every submission that made it and the families it breaks; the unnamed
+    failures by family and group."""
+    named: dict[str, Group] = {}
+    origins: dict[str, set[str]] = defaultdict(set)
+    # A named mistake's example, per family: the first failure its line opens.
+    shown: dict[str, dict[str, Example]] = defaultdict(dict)
+    unnamed: dict[tuple[str, str], Group] = {}
     for index, score in enumerate(scores):
         ref = Ref(index, score.submission.name)
-        for test in _failed(score):
-            if test.efficiency and test.status == Status.FAILED:
+        tests = list(_failed(score))
+        for test, place in zip(tests, _places(tests), strict=True):
+            # What the code costs is apart (`costs`): a slow verdict is no mistake of what
+            # it computes.
+            if test.kind != kind or (test.efficiency and test.status == Status.FAILED):
                 continue
             line = quoted_line(test)
             example = Example(ref, test.name, line, comparison_line(test))
-            if test.diagnosis:
-                # The likely cause is the best match: the failure's first line names it.
-                groups, key = named[test.family], test.diagnosis[0]
-                words = CatalogWords.from_line(line)
+            if place.named:
+                group = named.setdefault(place.named, Group(place.named, place.origin, example))
+                origins[place.named].add(place.origin)
+                # The catalog's words, from a failure that the mistake opens.
+                if test.diagnosis and test.diagnosis[0] == place.named:
+                    group.words = group.words or CatalogWords.from_line(line)
+                    shown[place.named].setdefault(test.family, example)
             else:
-                groups, key, words = unnamed[test.family], unnamed_group(test), None
-            groups.setdefault(key, Group(key, example, words=words)).add(ref)
-    families = sorted(set(named) | set(unnamed), key=_family_order)
+                key = (place.origin, place.key)
+                group = unnamed.setdefault(key, Group(place.key, place.origin, example))
+            group.add(ref, test.family)
+    for mistake, group in named.items():
+        group.family = root_cause.home(origins[mistake]) or group.family
+        examples = shown[mistake]
+        group.example = examples.get(group.family) or next(iter(examples.values()), group.example)
+    by_family: dict[str, tuple[list[Group], list[Group]]] = defaultdict(lambda: ([], []))
+    for group in named.values():
+        by_family[group.family][0].append(group)
+    for group in unnamed.values():
+        by_family[group.family][1].append(group)
+    families = sorted(by_family, key=_family_order)
     return tuple(
-        FamilyMistakes(f, _title(f), _ranked(named.get(f, {})), _ranked(unnamed.get(f, {})))
+        FamilyMistakes(f, family_title(f), _ranked(by_family[f][0]), _ranked(by_family[f][1]))
         for f in families
     )
 
 
-def _ranked(groups: dict[str, Group]) -> list[Group]:
+def _ranked(groups: list[Group]) -> list[Group]:
     """Made by the most submissions first; ties by name, so one class reads the same."""
-    return sorted(groups.values(), key=lambda g: (-len(g.refs), g.key))
+    return sorted(groups, key=lambda g: (-len(g.refs), g.key))
 
 
 def _family_stats(scores: list[Score]) -> tuple[FamilyStats, ...]:
@@ -435,6 +518,7 @@ def find(scores: list[Score], run: dict[str, Any]) -> Findings:
         score_summary=_score_summary(scores),
         families=_family_stats(scores),
         mistakes=_mistakes(scores),
+        hardening_mistakes=_mistakes(scores, HARDENING),
         absent=absent,
         forbidden=forbidden,
         called=called,

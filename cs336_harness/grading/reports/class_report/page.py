@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from cs336_harness.grading.reports.class_report import figures
 from cs336_harness.grading.reports.class_report.costs import Costs
-from cs336_harness.grading.reports.class_report.findings import Findings, Group
+from cs336_harness.grading.reports.class_report.findings import Findings, Group, family_title
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Named mistakes in the figure of those made by the most submissions.
@@ -58,9 +58,24 @@ def _environment() -> Environment:
 
 
 def top_mistakes(findings: Findings) -> list[tuple[str, Group]]:
-    """(family, mistake) of the named mistakes made by the most submissions, most first."""
+    """(family, mistake) of the named mistakes made by the most submissions, most first: each
+    mistake once, with the family it starts in."""
     ranked = [(f.family, g) for f in findings.mistakes for g in f.named]
     return sorted(ranked, key=lambda fg: (-len(fg[1].refs), fg[1].key))[:TOP]
+
+
+# The page's sections, in order: (anchor, what the navigation calls it). A section is a block
+# of the template of the same anchor.
+SECTIONS = (
+    ("scores", "Scores"),
+    ("families", "Families"),
+    ("mistakes", "Mistakes"),
+    ("hardening", "Hardening"),
+    ("cost", "Cost"),
+    ("act", "To act on"),
+    ("run", "The run"),
+    ("submissions", "Submissions"),
+)
 
 
 def _act(findings: Findings) -> list[tuple[str, str, str, Any]]:
@@ -83,8 +98,6 @@ def _act(findings: Findings) -> list[tuple[str, str, str, Any]]:
          f.forbidden),
         ("called", "Forbidden calls (seen at run time)", "Calls the worker saw the submission "
          "make: evidence, not proof (its own process reported them).", f.called),
-        ("hardening", "Hardening failures", "Tests of behaviour this project chose where "
-         "upstream is silent, scored apart (the rubric's [hardening]).", f.hardening),
         ("notes", "Notes", "What the reports say about how a submission was graded (a regrade, "
          "paths left out of the copy).", f.notes),
     ]  # fmt: skip
@@ -96,7 +109,11 @@ def render(findings: Findings, costs: Costs) -> str:
     drawn = {
         "scores": figures.score_histogram(findings.histogram),
         "families": figures.family_results(findings.families),
-        "mistakes": figures.top_mistakes([(g.key, len(g.refs)) for _, g in top]) if top else "",
+        "mistakes": (
+            figures.top_mistakes([(g.key, family_title(family), len(g.refs)) for family, g in top])
+            if top
+            else ""
+        ),
         "costs": figures.cost_readings(readings) if readings else "",
     }
     run = [
@@ -113,6 +130,7 @@ def render(findings: Findings, costs: Costs) -> str:
         top=top,
         # The families with a section of what went wrong, which the families table links to.
         failing={fm.family for fm in findings.mistakes},
+        sections=SECTIONS,
         act=_act(findings),
         run=run,
     )

@@ -57,11 +57,17 @@ def render(findings: Findings, costs: Costs) -> str:
     lines += ["", "### Named mistakes made most", ""]
     if top:
         lines += [
-            _row("mistake", "family", "submissions", "the fix"),
-            _row("---", "---", "---:", "---"),
+            _row("mistake", "starts in", "submissions", "breaks", "the fix"),
+            _row("---", "---", "---:", "---", "---"),
         ]
         lines += [
-            _row(escape(g.key), escape(family), len(g.refs), escape(g.words.fix if g.words else ""))
+            _row(
+                escape(g.key),
+                escape(family),
+                len(g.refs),
+                escape(", ".join(f for f, _, _ in g.breaks)),
+                escape(g.words.fix if g.words else ""),
+            )
             for family, g in top
         ]
     else:
