@@ -33,7 +33,8 @@ HELPER = re.compile(r"^from tests\.evidence\.wrong\.(_\w+) import", re.MULTILINE
 # Wrong module → how many submissions of the class make its mistake: the mistakes of a class
 # of 23 graded for issue 48 (RMSNorm's eps, RoPE turned the wrong way, SwiGLU's branches
 # swapped, Linear untransposed, attention unscaled, softmax unshifted, each but the last in
-# a component that others are built on), and three of one family each.
+# a component that others are built on), and one no known mistake names (its error's
+# shape). Nine gradings in all, with the correct and the hostile submissions.
 COPIES = {
     "rmsnorm_eps_ignored_1e_6": 5,
     "rope_rotation_reversed": 4,
@@ -41,8 +42,6 @@ COPIES = {
     "linear_no_transpose": 2,
     "attention_unscaled_everywhere": 2,
     "softmax_no_max_shift": 1,
-    "cross_entropy_one_hot_mean": 2,
-    "schedule_warmup_off_by_one": 1,
     "linear_in_bfloat16": 1,
 }
 CORRECT = "correct"

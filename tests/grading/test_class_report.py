@@ -14,9 +14,11 @@ grading tests (a fresh draw's costs 9 to 15 s of CPU to write).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import textwrap
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -158,14 +160,36 @@ def test_the_page_counts_each_mistake_once_as_the_class_was_built(graded, tmp_pa
     assert (tmp_path / "report-top.png").stat().st_size > 10_000
 
 
-def _expected_values(family: str, case_id: str) -> list[float]:
-    """The float values of a stored case's expected outputs (its tensors named expected*)."""
+@cache
+def _expected_values(family: str, case_id: str) -> np.ndarray:
+    """The float values of a stored case's expected outputs (its tensors named expected*),
+    sorted, once per case (an LM's are 640,000)."""
     case = load(FIXTURES, family, case_id)
-    values: list[float] = []
-    for name, tensor in case.inputs.items():
-        if "expected" in name and np.issubdtype(tensor.dtype, np.floating):
-            values += [float(v) for v in np.ravel(tensor)]
-    return values
+    values = [
+        np.ravel(tensor).astype(np.float64)
+        for name, tensor in case.inputs.items()
+        if "expected" in name and np.issubdtype(tensor.dtype, np.floating)
+    ]
+    return np.sort(np.concatenate(values)) if values else np.zeros(0)
+
+
+# A number as text. The text's numbers are looked for among the expected values (a search
+# per number of the page), not each expected value in the text.
+WRITTEN_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
+
+
+def _written_expected(numbers: set[str], values: np.ndarray) -> set[str]:
+    """Those of `numbers` (a text's) that write one of `values` in a form `_written_forms`
+    gives (the four digits of a single value's too)."""
+    if len(values) == 1:
+        return numbers & _written_forms(float(values[0]), alone=True)
+    found = set()
+    for number in numbers:
+        value = float(number)
+        at = np.searchsorted(values, value)
+        if at < len(values) and values[at] == value:
+            found |= {number} & _written_forms(value, alone=False)
+    return found
 
 
 def _written_forms(value: float, alone: bool) -> set[str]:
@@ -187,6 +211,7 @@ def test_the_page_holds_no_expected_output(graded):
     run, _ = graded
     record = (run.out / "grading.json").read_text()
     page = (run.out / HTML).read_text() + (run.out / MARKDOWN).read_text()
+    on_page = set(WRITTEN_NUMBER.findall(page))
     leaked, quoted = [], 0
     for submission in json.loads(record)["submissions"]:
         for test in submission["tests"]:
@@ -194,10 +219,9 @@ def test_the_page_holds_no_expected_output(graded):
                 continue
             case_id = test["nodeid"].rpartition("[")[2].removesuffix("]")
             values = _expected_values(test["family"], case_id)
-            for value in values:
-                forms = _written_forms(value, len(values) == 1)
-                quoted += any(f in test["message"] + test["details"] for f in forms)
-                leaked += [(test["nodeid"], f) for f in forms if f in page]
+            text = set(WRITTEN_NUMBER.findall(test["message"] + test["details"]))
+            quoted += len(_written_expected(text, values))
+            leaked += [(test["nodeid"], f) for f in _written_expected(on_page, values)]
     # The failures' own text quotes expected values (the hostile submission's cross-entropy,
     # "the output is 6.444 where 5.944 is expected"; torch.testing's "Expected 5.94387..."):
     # the check can fail.
