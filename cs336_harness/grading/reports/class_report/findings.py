@@ -269,10 +269,10 @@ def _places(tests: list[GradedTest]) -> list[_Place]:
 
 
 def _mistakes(scores: list[Score], kind: str = CONTRACT) -> tuple[FamilyMistakes, ...]:
-    """The class's failures of tests of `kind` in groups (what its code costs is apart): each named mistake once, in the
+    """The class's failures of tests of `kind` in groups: each named mistake once, in the
     family it starts in (of those where the class made it, the one the others are built
     from), with every submission that made it and the families it breaks; the unnamed
-    failures by family and group."""
+    failures by family and group. What the class's code costs is apart (`costs`)."""
     named: dict[str, Group] = {}
     origins: dict[str, set[str]] = defaultdict(set)
     # A named mistake's example, per family: the first failure its line opens.
