@@ -224,9 +224,15 @@ def _explain(item: pytest.Item, error: BaseException) -> str | None:
             return best
         _prefix(error, root_cause.follows_line(causes))
         item.user_properties.append((root_cause.PROPERTY, causes[0].property))
-    elif found is None and family in session.wrong and (session.name(family) or _backward(item)):
+    elif (
+        found is None
+        and family in session.wrong
+        and (session.name(family) or (_backward(item) and not isinstance(error, SubmissionRaised)))
+    ):
         # Not a forward output: a gradient, or an exception, of a family whose forward outputs
-        # were named (a gradient of one whose were wrong, unnamed): it follows from them.
+        # were named (a gradient of one whose were wrong, unnamed): it follows from them. An
+        # exception of the backward's own call beside unnamed forward failures (a memory
+        # hog's MemoryError in both) is its own, and says so alone.
         cause = root_cause.Cause(family, session.name(family))
         _prefix(error, root_cause.follows_line([cause], forward=True))
         item.user_properties.append((root_cause.PROPERTY, cause.property))
