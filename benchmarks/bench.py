@@ -280,17 +280,23 @@ def startup_rows() -> list[tuple[str, str, float, float]]:
     return rows
 
 
+def write_bundled_class(folder: Path, copies: int) -> None:
+    """`copies` submissions in `folder`, each the bundled implementation as a student hands
+    it in (its package and tests/adapters.py)."""
+    for i in range(copies):
+        for part in ("cs336_basics", "tests/adapters.py"):
+            source, dest = ROOT / part, folder / f"copy{i:02d}" / part
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copyfile(source, dest)
+
+
 def grading_seconds_per_submission(copies: int) -> tuple[float, str]:
     """Grade `copies` copies of the bundled implementation with -j 2; (s per copy, sandbox)."""
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(copies):
-            for part in ("cs336_basics", "tests/adapters.py"):
-                source, dest = ROOT / part, Path(tmp) / "class" / f"copy{i:02d}" / part
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                if source.is_dir():
-                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__"))
-                else:
-                    shutil.copyfile(source, dest)
+        write_bundled_class(Path(tmp) / "class", copies)
         command = [sys.executable, "-m", "cs336_harness.grading", str(Path(tmp) / "class")]
         command += ["-j", "2", "--out", str(Path(tmp) / "out")]
         sandbox = "bubblewrap" if shutil.which("bwrap") else "none"

@@ -87,15 +87,10 @@ def bundled_in_yardsticks() -> dict[str, float]:
 def grading_share() -> tuple[float, str]:
     """The efficiency tests' share of a correct submission's grading: their durations over
     its wall time, copies of the bundled implementation graded one at a time."""
+    from benchmarks.bench import write_bundled_class
+
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(COPIES):
-            for part in ("cs336_basics", "tests/adapters.py"):
-                source, dest = REPO_ROOT / part, Path(tmp) / "class" / f"copy{i}" / part
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                if source.is_dir():
-                    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__"))
-                else:
-                    shutil.copyfile(source, dest)
+        write_bundled_class(Path(tmp) / "class", COPIES)
         command = [sys.executable, "-m", "cs336_harness.grading", str(Path(tmp) / "class")]
         command += ["--out", str(Path(tmp) / "out")]
         if not shutil.which("bwrap"):
