@@ -4,8 +4,9 @@ no submission has seen them.
 
 - `train_bpe`: two corpora of Shakespeare, a large one the size of upstream's `corpus.en`
   (its speed test's) and a small one, each of `DOCUMENTS` documents joined by
-  <|endoftext|>, trained to upstream's vocabulary of 500. The test charges the difference of
-  their costs, so that what a call costs whatever its corpus (a pool's start) cancels out;
+  <|endoftext|>. The test charges the large one's cost at upstream's vocabulary of 500 less
+  the small one's at a few merges, so that what a call costs whatever its corpus (a pool's
+  start) cancels out;
   equal document counts give a trainer that makes a chunk per document, up to its pool's
   size, as many processes for both.
 - `tokenizer`: a vocabulary of thousands of merges and the lines of a few pages, which the

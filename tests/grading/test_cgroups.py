@@ -114,6 +114,19 @@ def test_lanes_share_the_cpus_out_when_there_are_no_cgroups(monkeypatch):
     assert [cgroups.lane_cpus(i, 6) for i in range(6)] == [{0}, {1}, {2}, {3}, {0}, {1}]
 
 
+def test_a_lane_says_two_cpus_at_least(monkeypatch):
+    """A pool sized `os.cpu_count() - 1` (a public solution's) has a process in every lane:
+    at half a vCPU, and with more lanes than CPUs."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(cgroups, "cpu_quota", lambda: None)
+    assert [cgroups.lane_cpu_count(i, 2, weighted=False) for i in range(2)] == [2, 2]
+    assert [cgroups.lane_cpu_count(i, 4, weighted=True) for i in range(4)] == [2] * 4
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert cgroups.lane_cpu_count(0, 2, weighted=True) == 8
+    monkeypatch.setattr(cgroups, "cpu_quota", lambda: 0.5)
+    assert cgroups.lane_cpu_count(0, 1, weighted=True) == 2
+
+
 real_cgroups = cgroups.set_up(1, name="cs336-grade-test-probe")
 real_cgroups.remove()
 

@@ -366,16 +366,24 @@ def cpu_quota() -> float | None:
     return min(quotas, default=None)
 
 
+# The fewest CPUs a lane's os.cpu_count() says. Every machine a student runs on has two or
+# more, and Gradescope's container says its host's count whatever its quota, so a real
+# trainer that sizes its pool `cpu_count() - 1` (one public solution does) would fail only
+# here with one. A second process costs a lane nothing it is judged on: CPU time, not wall
+# time, is charged, and a pool's start cancels out of the efficiency test.
+MIN_CPU_COUNT = 2
+
+
 def lane_cpu_count(lane: int, lanes: int, weighted: bool) -> int:
     """The CPUs a lane's worker may count on (what its `os.cpu_count()` says): its share of
     the ones this process may use (`weighted`: lanes share them all by cgroup weight; else
-    each is pinned to `lane_cpus`), within the CPU time its container allows."""
-    if weighted:
-        share = max(1, len(os.sched_getaffinity(0)) // lanes)
-    else:
-        share = len(lane_cpus(lane, lanes))
+    each is pinned to `lane_cpus`), within the CPU time its container allows, and never
+    fewer than `MIN_CPU_COUNT`."""
+    share = len(os.sched_getaffinity(0)) // lanes if weighted else len(lane_cpus(lane, lanes))
     quota = cpu_quota()
-    return share if quota is None else max(1, min(share, math.ceil(quota / lanes)))
+    if quota is not None:
+        share = min(share, math.ceil(quota / lanes))
+    return max(MIN_CPU_COUNT, share)
 
 
 def lane_cpus(lane: int, lanes: int) -> set[int]:
