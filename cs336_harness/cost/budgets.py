@@ -22,16 +22,18 @@ corpus, and subtracting a small corpus's full training took half of that cost of
 recounting trainer then passed at 0.94 of the limit, at 11 times the bundled trainer's cost).
 
 The tokenizer's streaming. Upstream's `test_encode_iterable_memory_usage` encodes a 5 MB file
-through `encode_iterable` with the address space capped 1 MB above the process's size: a
-tokenizer that reads the whole stream first, or keeps every id, fails it; one that holds a
-line, a pre-token or a chunk passes. Here the Python heap's peak (tracemalloc, exact to the
-byte, so short streams suffice) is read over two stream lengths, and must not grow with the
-length (`STREAM_GROWTH`). The same lines recur in both streams, so a tokenizer that
-remembers the pre-tokens it has seen holds no more for the longer one. A tokenizer whose
-buffer is larger than the first round's streams looks as if it grew: it is measured again on
-streams long enough for any buffer that upstream's 1 MB passes (`STREAM_ROUNDS`), which a
-tokenizer that reads everything first never reaches, since its stream is cut early
-(`cut`). `encode` on a whole text is not measured (upstream's test of it is an xfail).
+through `encode_iterable` with the address space capped 1 MB above the process's size, meant to
+fail a tokenizer that reads the whole stream first, or keeps every id, and to pass one that
+holds a line, a pre-token or a chunk (as written it passes all: the cap wraps a generator
+function and is lifted before the generator runs; docs/contract.md). Here the Python heap's
+peak (tracemalloc, exact to the byte, so short streams suffice) is read over two stream
+lengths, and must not grow with the length (`STREAM_GROWTH`). The same lines recur in both
+streams, so a tokenizer that remembers the pre-tokens it has seen holds no more for the longer
+one. A tokenizer whose buffer is larger than the first round's streams looks as if it grew: it
+is measured again on streams long enough for any buffer that upstream's 1 MB passes
+(`STREAM_ROUNDS`), which a tokenizer that reads everything first never reaches, since its
+stream is cut early (`cut`). `encode` on a whole text is not measured (upstream's test of it is
+an xfail).
 """
 
 from __future__ import annotations
