@@ -44,6 +44,17 @@ def bpe_training(
     }
 
 
+def _vocabulary(
+    vocab_flat: torch.Tensor,
+    vocab_lengths: torch.Tensor,
+    merges_flat: torch.Tensor,
+    merges_lengths: torch.Tensor,
+) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
+    """The stored vocabulary's tokens (ids 0 … V−1 in order) and its merges as pairs."""
+    halves = unpack(merges_flat, merges_lengths)
+    return unpack(vocab_flat, vocab_lengths), list(zip(halves[0::2], halves[1::2], strict=True))
+
+
 @probe("get_tokenizer")
 def tokenizer_outputs(
     module: ModuleType,
@@ -61,9 +72,7 @@ def tokenizer_outputs(
     id list, `decode`. Each answer is the value or `{"error": ...}`, the error it raised: one
     method's bug (`encode_iterable` calling `next` on an empty file) fails its own test, not
     its neighbours'. NotImplementedError is not caught: an unwritten method is reported so."""
-    tokens = unpack(vocab_flat, vocab_lengths)
-    halves = unpack(merges_flat, merges_lengths)
-    merges = list(zip(halves[0::2], halves[1::2], strict=True))
+    tokens, merges = _vocabulary(vocab_flat, vocab_lengths, merges_flat, merges_lengths)
     tok = adapter(module, "get_tokenizer")(dict(enumerate(tokens)), merges, special_tokens)
     encoded = _each(lambda text: [int(i) for i in tok.encode(text)], texts)
     return {
@@ -119,9 +128,7 @@ def stream_memory(
     came out; `cut`, whether the stream ended early since `cut` characters were pulled and
     no id had come; `traced`, whether tracemalloc still ran at the end (the submission can
     stop it)."""
-    tokens = unpack(vocab_flat, vocab_lengths)
-    halves = unpack(merges_flat, merges_lengths)
-    merges = list(zip(halves[0::2], halves[1::2], strict=True))
+    tokens, merges = _vocabulary(vocab_flat, vocab_lengths, merges_flat, merges_lengths)
     lines = [line.decode("utf-8") for line in unpack(lines_flat, lines_lengths)]
     make = adapter(module, "get_tokenizer")
 
@@ -218,10 +225,9 @@ def encode_cost(
     the vocabulary's first `merges_kept` merges (and the tokens before them: a vocabulary of
     fewer merges, the same ids); how many ids it gave. What is measured is the call's cost
     (`measured`)."""
-    tokens = unpack(vocab_flat, vocab_lengths)
-    halves = unpack(merges_flat, merges_lengths)
-    merges = list(zip(halves[0::2], halves[1::2], strict=True))[:merges_kept]
-    kept = tokens[: len(tokens) - (len(halves) // 2 - len(merges))]
+    tokens, merges = _vocabulary(vocab_flat, vocab_lengths, merges_flat, merges_lengths)
+    kept = tokens[: len(tokens) - (len(merges) - merges_kept)]
+    merges = merges[:merges_kept]
     text = "".join(line.decode("utf-8") for line in unpack(lines_flat, lines_lengths))[:chars]
     tok = adapter(module, "get_tokenizer")(dict(enumerate(kept)), merges, special_tokens)
     return len(tok.encode(text))
