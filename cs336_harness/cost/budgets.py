@@ -77,6 +77,12 @@ MERGES_DOMINATE = 0.6
 # (short, long, cut) in characters: two streams, and how much may be pulled before the first
 # id before the stream is cut. A round whose streams show no growth ends the test.
 STREAM_ROUNDS = ((16_000, 64_000, 128_000), (256_000, 1_024_000, 512_000))
+# The merges the streams' tokenizers have (of the stored vocabulary's thousands): what a
+# stream holds does not depend on them, but an encoder that walks every merge in rank order
+# costs as many times more as there are merges, and with them all the slowest public ones
+# took more than a minute of CPU over the streams (a timeout, and the streaming point lost
+# for a cost upstream's memory test never charges); `test_encode_cost` measures that cost.
+STREAM_MERGES = 64
 # The most the peak may grow from the short stream to the long one: a sixteenth of a byte a
 # character more, or 16 KiB (the short stream's growth over the long one's is noise of a few
 # hundred bytes for a streaming tokenizer; one that keeps its ids grows by 2 bytes a

@@ -133,6 +133,7 @@ def test_encode_iterable_streams(case, adapters, request):
             **_stored_pages(case),
             lengths=[short, long],
             cut=cut,
+            merges_kept=budgets.STREAM_MERGES,
         )
         if not all(r["traced"] for r in readings):
             pytest.fail(

@@ -49,10 +49,17 @@ def _vocabulary(
     vocab_lengths: torch.Tensor,
     merges_flat: torch.Tensor,
     merges_lengths: torch.Tensor,
+    merges_kept: int | None = None,
 ) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
-    """The stored vocabulary's tokens (ids 0 … V−1 in order) and its merges as pairs."""
+    """The stored vocabulary's tokens (ids 0 … V−1 in order) and its merges as pairs; with
+    `merges_kept`, its first merges only and the tokens before theirs (a vocabulary of fewer
+    merges, the same ids: the stored one ends with its merges' tokens, in order)."""
+    tokens = unpack(vocab_flat, vocab_lengths)
     halves = unpack(merges_flat, merges_lengths)
-    return unpack(vocab_flat, vocab_lengths), list(zip(halves[0::2], halves[1::2], strict=True))
+    merges = list(zip(halves[0::2], halves[1::2], strict=True))
+    if merges_kept is None or merges_kept >= len(merges):
+        return tokens, merges
+    return tokens[: len(tokens) - (len(merges) - merges_kept)], merges[:merges_kept]
 
 
 @probe("get_tokenizer")
@@ -118,6 +125,7 @@ def stream_memory(
     lines_lengths: torch.Tensor,
     lengths: list[int],
     cut: int,
+    merges_kept: int,
 ) -> list[dict[str, Any]]:
     """`encode_iterable` over streams of `lengths` characters: the stored lines, cycled, in a
     text file opened as upstream's test opens its own (code written for a file, which reads
@@ -127,8 +135,12 @@ def stream_memory(
     before the first id came out (None: none came); `pulled`, all pulled; `ids`, how many
     came out; `cut`, whether the stream ended early since `cut` characters were pulled and
     no id had come; `traced`, whether tracemalloc still ran at the end (the submission can
-    stop it)."""
-    tokens, merges = _vocabulary(vocab_flat, vocab_lengths, merges_flat, merges_lengths)
+    stop it). The tokenizers have the vocabulary's first `merges_kept` merges: what a stream
+    holds does not depend on them, and an encoder whose cost grows with them (every merge
+    walked in rank order) then streams in seconds, not minutes."""
+    tokens, merges = _vocabulary(
+        vocab_flat, vocab_lengths, merges_flat, merges_lengths, merges_kept
+    )
     lines = [line.decode("utf-8") for line in unpack(lines_flat, lines_lengths)]
     make = adapter(module, "get_tokenizer")
 
@@ -225,9 +237,7 @@ def encode_cost(
     the vocabulary's first `merges_kept` merges (and the tokens before them: a vocabulary of
     fewer merges, the same ids); how many ids it gave. What is measured is the call's cost
     (`measured`)."""
-    tokens, merges = _vocabulary(vocab_flat, vocab_lengths, merges_flat, merges_lengths)
-    kept = tokens[: len(tokens) - (len(merges) - merges_kept)]
-    merges = merges[:merges_kept]
+    kept, merges = _vocabulary(vocab_flat, vocab_lengths, merges_flat, merges_lengths, merges_kept)
     text = "".join(line.decode("utf-8") for line in unpack(lines_flat, lines_lengths))[:chars]
     tok = adapter(module, "get_tokenizer")(dict(enumerate(kept)), merges, special_tokens)
     return len(tok.encode(text))
