@@ -139,7 +139,8 @@ SMALL_TIMES = 20
 def yardstick(adapters: Any) -> float:
     """The yardstick, timed once a session for the cost tests beyond upstream: they set a
     cost beside the bundled one and say only one `budgets.FAR` times it, which a host's pace
-    changing in between does not reach (the speed test times its own, before and after)."""
+    changing in between does not reach. The speed test takes it for its first "before",
+    and times its own "after"."""
     if getattr(adapters, "_cost_yardstick", None) is None:
         adapters._cost_yardstick = adapters.yardstick()
     return adapters._cost_yardstick
