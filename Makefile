@@ -1,7 +1,7 @@
 # Every target runs through uv, so the locked environment is the one used.
 UV ?= uv
 
-.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-grading test-grading-together test-grading-alone platforms
+.PHONY: help check test typecheck meta matrix sweep fixtures fixtures-check train tokenizer train-bpe bench margins lint format ci grade handout test-slow test-grading test-grading-together test-grading-alone platforms
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -11,6 +11,9 @@ check:  ## the main job: check the bundled implementation, per-component table
 
 test:  ## the everyday suite (seconds)
 	$(UV) run pytest
+
+test-slow:  ## the bundled package's slow tests: torch.compile, Inductor's C++ build included (minutes) [SLOW_SELECT="not inductor"]
+	$(UV) run pytest -m slow $(if $(SLOW_SELECT),-k "$(SLOW_SELECT)")
 
 typecheck:  ## the everyday suite, every call into cs336_basics checked against its jaxtyping shapes
 	$(UV) run pytest --typecheck

@@ -10,7 +10,7 @@ from torch import Tensor
 
 from cs336_basics._checks import check_broadcastable_to, check_min_ndim
 from cs336_basics.dropout import dropout
-from cs336_basics.softmax import softmax
+from cs336_basics.softmax import masked_softmax, softmax
 
 _OWNER = "scaled_dot_product_attention"
 
@@ -55,9 +55,4 @@ def scaled_dot_product_attention(
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"{_OWNER}: mask must be a bool tensor (True = may attend), got {got}")
     check_broadcastable_to(_OWNER, "mask", mask, scores.shape, "(..., n, m), the score shape")
-    blocked = ~mask
-    probs = softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
-    # Fully masked rows come out of the softmax as NaN (0/0); zeroing the masked entries
-    # turns them into zero rows and is a no-op everywhere else.
-    probs = probs.masked_fill(blocked, 0.0)
-    return dropout(probs, dropout_p) @ V
+    return dropout(masked_softmax(scores, mask, dim=-1), dropout_p) @ V

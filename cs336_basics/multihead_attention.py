@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from einops import rearrange
 from jaxtyping import Float, Int
@@ -18,6 +20,10 @@ from cs336_basics._checks import (
 from cs336_basics.attention import scaled_dot_product_attention
 from cs336_basics.linear import Linear
 from cs336_basics.rope import RotaryPositionalEmbedding
+
+# Causal attention runs over blocks of this many queries (see `forward`): fewer blocks
+# compute more of the scores the mask throws away, more blocks run more, smaller, ops.
+QUERY_BLOCK = 128
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -108,7 +114,21 @@ class MultiHeadSelfAttention(nn.Module):
 
         causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).tril()
         dropout_p = self.attn_dropout if self.training else 0.0
-        out = scaled_dot_product_attention(q, k, v, mask=causal, dropout_p=dropout_p)
+        # A block of queries at a time: queries [start, end) see keys [0, end) only, so the
+        # scores above the diagonal blocks, which the mask would zero anyway, are never
+        # computed (a quarter of them at 256 positions, 44% at 1024). Each block is plain
+        # attention over its rows.
+        blocks = [
+            scaled_dot_product_attention(
+                q[..., start:end, :],
+                k[..., :end, :],
+                v[..., :end, :],
+                mask=causal[start:end, :end],
+                dropout_p=dropout_p,
+            )
+            for start, end in _query_blocks(seq_len)
+        ]
+        out = blocks[0] if len(blocks) == 1 else torch.cat(blocks, dim=-2)
         return self.output_proj(rearrange(out, "... heads seq d_v -> ... seq (heads d_v)"))
 
     def extra_repr(self) -> str:
@@ -116,3 +136,11 @@ class MultiHeadSelfAttention(nn.Module):
             f"d_model={self.d_model}, num_heads={self.num_heads}, "
             f"rope={self.rope is not None}, attn_dropout={self.attn_dropout}"
         )
+
+
+def _query_blocks(seq_len: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of equal blocks of at most ``QUERY_BLOCK`` positions covering the
+    sequence (one block up to ``QUERY_BLOCK``)."""
+    count = -(-seq_len // QUERY_BLOCK)
+    bounds = [round(i * seq_len / count) for i in range(count + 1)]
+    return list(itertools.pairwise(bounds))

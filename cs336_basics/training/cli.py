@@ -26,6 +26,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="output directory (overrides out_dir)")
     parser.add_argument("--max-steps", type=int, help="steps to train to (overrides max_steps)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda (overrides device)")
+    parser.add_argument(
+        "--compile",
+        nargs="?",
+        const=True,
+        metavar="BACKEND",
+        help="train the model compiled by torch.compile, with the backend its device calls for "
+        "or the one named (overrides compile)",
+    )
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
     parser.add_argument(
         "--sample", metavar="PROMPT", help="no training: print a sample from the latest checkpoint"
@@ -33,7 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
     args = parser.parse_args(argv)
 
-    overrides = {"out_dir": args.out, "max_steps": args.max_steps, "device": args.device}
+    overrides = {
+        "out_dir": args.out,
+        "max_steps": args.max_steps,
+        "device": args.device,
+        "compile": args.compile,
+    }
     try:
         config = TrainConfig.from_toml(args.config)
         config = dataclasses.replace(

@@ -67,8 +67,10 @@ class TrainConfig:
     table (:class:`TokenizerFiles`). Relative paths in the file are relative to the file.
     ``lr_decay_steps`` is the schedule's ``cosine_cycle_iters`` and defaults to ``max_steps``;
     set it when a run is to be extended with ``--resume --max-steps``, so the schedule of the
-    steps already taken stays the same. Construction validates every field and raises an error
-    naming it.
+    steps already taken stays the same. ``compile`` trains the model compiled by
+    ``torch.compile``: ``true`` with the backend its device calls for
+    (:mod:`cs336_basics.training.compiling`), or a backend's name. Construction validates
+    every field and raises an error naming it.
     """
 
     corpus: Path
@@ -91,6 +93,7 @@ class TrainConfig:
     checkpoint_every: int = 500
     seed: int = 0
     device: str = "cpu"
+    compile: bool | str = False
     sample_prompt: str = "\n"
     sample_tokens: int = 300
     temperature: float = 0.8
@@ -138,6 +141,11 @@ class TrainConfig:
                 raise TypeError(
                     f"{_OWNER}: {name} must be a non-empty string, got {getattr(self, name)!r}"
                 )
+        if not isinstance(self.compile, bool | str) or self.compile == "":
+            raise TypeError(
+                f"{_OWNER}: compile must be true, false or a torch.compile backend's name, "
+                f"got {self.compile!r}"
+            )
         try:
             torch.device(self.device)
         except RuntimeError as error:

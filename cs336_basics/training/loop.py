@@ -23,6 +23,7 @@ from cs336_basics.data import get_batch
 from cs336_basics.gradient_clipping import clip_gradients
 from cs336_basics.lr_schedule import cosine_lr_schedule
 from cs336_basics.training.checkpoint_files import latest_checkpoint, save_step_checkpoint
+from cs336_basics.training.compiling import compile_backend, compiled, quiet_complex_fallback
 from cs336_basics.training.config import TrainConfig
 from cs336_basics.training.corpus import corpus_ids, split_corpus
 from cs336_basics.training.loss_curve import (
@@ -125,6 +126,10 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
         console.print(f"step 0: val loss {val:.3f}")
 
     model.train()
+    backend = compile_backend(config.compile, device)
+    forward = model if backend is None else compiled(model, backend)
+    if backend is not None:
+        console.print(f"torch.compile (backend {backend}): the first step compiles the model")
     columns = (
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -133,7 +138,7 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, disable=quiet) as progress:
+    with Progress(*columns, console=console, disable=quiet) as progress, quiet_complex_fallback():
         task = progress.add_task("training", total=config.max_steps, completed=start, status="")
         for step in range(start, config.max_steps):
             done = step + 1
@@ -148,7 +153,7 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
             )
             # Dropout masks, too, then depend on (seed, step) only.
             torch.manual_seed(int(rng.integers(2**63)))
-            loss = cross_entropy(model(x), y)
+            loss = cross_entropy(forward(x), y)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             clip_gradients(model.parameters(), config.grad_clip)
