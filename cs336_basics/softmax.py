@@ -61,7 +61,7 @@ class _Softmax(torch.autograd.Function):
             # A slice the mask leaves empty has max -inf, and x - max = -inf - -inf = NaN;
             # shifted by 0 instead its exps are all 0, and their sum, 0, divides as 1. Every
             # other slice's sum holds its max's exp(0) = 1, which the clamp leaves alone.
-            top = torch.where(top == float("-inf"), 0.0, top)
+            top = torch.where(top.isneginf(), 0.0, top)
         # Out of place: under torch.compile (2.11), a forward that writes in place saves
         # the wrong tensor for the backward, and the gradients come out wrong.
         exps = torch.exp(x - top)
