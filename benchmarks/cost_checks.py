@@ -80,11 +80,11 @@ def bundled_in_yardsticks() -> dict[str, float]:
             _, spent = adapters.measured_call(work.adapter, (), inputs, work.times)
             measured.setdefault(family, []).append(spent / work.times / y)
         _, spent = tokenizer.encode_cost.measured(
-            adapters, **{k: case[k] for k in ("vocab_flat", "vocab_lengths", "merges_flat",
-                                              "merges_lengths", "lines_flat", "lines_lengths")},
-            special_tokens=case.params["special_tokens"], merges_kept=len(case["merges_lengths"]),
+            adapters,
+            **costs.stored_pages(case),
+            merges_kept=len(case["merges_lengths"]),
             chars=budgets.ENCODE_CHARS,
-        )  # fmt: skip
+        )
         measured.setdefault("encode", []).append(spent / y)
     return {name: sorted(values)[1] for name, values in measured.items()}
 

@@ -136,6 +136,13 @@ WORKLOADS = {
 SMALL_TIMES = 20
 
 
+def stored_pages(case: Any) -> dict[str, Any]:
+    """The tokenizer's cost case's vocabulary, merges and lines, as its probes take them."""
+    tensors = ("vocab_flat", "vocab_lengths", "merges_flat", "merges_lengths", "lines_flat")
+    kwargs = {name: case[name] for name in (*tensors, "lines_lengths")}
+    return kwargs | {"special_tokens": case.params["special_tokens"]}
+
+
 def yardstick(adapters: Any) -> float:
     """The yardstick, timed once a session for the cost tests beyond upstream: they set a
     cost beside the bundled one and say only one `budgets.FAR` times it, which a host's pace

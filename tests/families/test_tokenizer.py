@@ -116,13 +116,6 @@ def test_round_trip(case, adapters):
         assert back == text, f"decode(encode({text!r})) gives {back!r}"
 
 
-def _stored_pages(case) -> dict:
-    """The cost case's vocabulary, merges and lines, as its probes take them."""
-    tensors = ("vocab_flat", "vocab_lengths", "merges_flat", "merges_lengths", "lines_flat")
-    kwargs = {name: case[name] for name in (*tensors, "lines_lengths")}
-    return kwargs | {"special_tokens": case.params["special_tokens"]}
-
-
 @pytest.mark.family("tokenizer", cases="cost")
 def test_encode_iterable_streams(case, adapters, request):
     """Upstream's memory test of `encode_iterable`, without its wall of RSS + 1 MB: the peak
@@ -130,7 +123,7 @@ def test_encode_iterable_streams(case, adapters, request):
     for short, long, cut in budgets.STREAM_ROUNDS:
         readings = tokenizer.stream_memory(
             adapters,
-            **_stored_pages(case),
+            **costs.stored_pages(case),
             lengths=[short, long],
             cut=cut,
             merges_kept=budgets.STREAM_MERGES,
@@ -169,7 +162,7 @@ def test_encode_cost(case, adapters, request):
     def cpu(merges_kept: int) -> float:
         _, seconds = tokenizer.encode_cost.measured(
             adapters,
-            **_stored_pages(case),
+            **costs.stored_pages(case),
             merges_kept=merges_kept,
             chars=budgets.ENCODE_CHARS,
         )
