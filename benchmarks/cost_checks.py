@@ -54,17 +54,8 @@ def toy_in_yardsticks() -> float:
     readings = []
     for _ in range(3):
         before = yardstick.seconds()
-        seconds = []
-        special_tokens = case.params["special_tokens"]
-        for corpus, size in (
-            ("corpus_small", budgets.few_merges(special_tokens)),
-            ("corpus_large", case.params["vocab_size"]),
-        ):
-            _, spent = tokenizer.bpe_training.measured(
-                adapters, corpus=case[corpus], vocab_size=size, special_tokens=special_tokens
-            )
-            seconds.append(spent)
-        readings.append((seconds[1] - seconds[0]) / max(before, yardstick.seconds()))
+        charged, _ = costs.bpe_charged(adapters, case)
+        readings.append(charged / max(before, yardstick.seconds()))
     return statistics.median(readings)
 
 

@@ -5,7 +5,11 @@ hardening test (scored apart, 0 points unless a rubric gives them), and an effic
 
 The inputs are random, of fixed shapes: what is measured is cost, and no output is compared.
 Where a cost is far over, the same call with more heads (the model dimension kept) says
-whether the heads are looped over in Python."""
+whether the heads are looped over in Python.
+
+It also holds what the other cost tests share with these and with `make bench`: the
+session's yardstick, the tokenizer's cost case as its probes take it, and the CPU time a
+BPE trainer is charged."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from typing import Any
 import pytest
 import torch
 
+from cs336_harness.adapters.probes import tokenizer
 from cs336_harness.cost import budgets
 
 HARDENING = (
@@ -134,6 +139,26 @@ WORKLOADS = {
 }
 # The small calls of the diagnosis: timed together, as many as make tens of milliseconds.
 SMALL_TIMES = 20
+
+
+def bpe_seconds(adapters: Any, case: Any, corpus: str, vocab_size: int) -> float:
+    """The CPU seconds of training the BPE cost case's `corpus` to `vocab_size` tokens."""
+    _, seconds = tokenizer.bpe_training.measured(
+        adapters,
+        corpus=case[corpus],
+        vocab_size=vocab_size,
+        special_tokens=case.params["special_tokens"],
+    )
+    return seconds
+
+
+def bpe_charged(adapters: Any, case: Any) -> tuple[float, float]:
+    """What the speed test charges a trainer (the large corpus to the case's vocabulary,
+    less the small one to `budgets.FEW_MERGES` merges), and the large corpus's seconds."""
+    few = budgets.few_merges(case.params["special_tokens"])
+    small = bpe_seconds(adapters, case, "corpus_small", few)
+    large = bpe_seconds(adapters, case, "corpus_large", case.params["vocab_size"])
+    return large - small, large
 
 
 def stored_pages(case: Any) -> dict[str, Any]:

@@ -191,17 +191,9 @@ def test_train_bpe_speed(case, adapters, request):
     ran), the large corpus's less the small one's at a few merges (what any call costs), in
     yardsticks timed before and, where that reading alone does not pass it, after."""
     special_tokens, vocab_size = case.params["special_tokens"], case.params["vocab_size"]
-    few = budgets.few_merges(special_tokens)
-
-    def cpu(corpus: str, size: int = vocab_size) -> float:
-        _, seconds = probes.bpe_training.measured(
-            adapters, corpus=case[corpus], vocab_size=size, special_tokens=special_tokens
-        )
-        return seconds
 
     def reading(before: float) -> tuple[budgets.Speed, float]:
-        small, large = cpu("corpus_small", few), cpu("corpus_large")
-        charged = large - small
+        charged, large = costs.bpe_charged(adapters, case)
         # The "after" can only make the verdict kinder (the slower of the two is the host's
         # pace): where the "before" alone passes the call, it is not timed.
         passed = charged <= budgets.TRAIN_BPE_LIMIT * before
@@ -221,7 +213,8 @@ def test_train_bpe_speed(case, adapters, request):
     if not speed.slow:
         return
     merges = vocab_size - 256 - len(special_tokens)
-    cause, measured = budgets.train_bpe_cause(large, cpu("corpus_large", few), merges)
+    few = costs.bpe_seconds(adapters, case, "corpus_large", budgets.few_merges(special_tokens))
+    cause, measured = budgets.train_bpe_cause(large, few, merges)
     budgets.fail(
         f"BPE training is too slow: {speed.charged:.2f} s of CPU to train "
         f"{case['corpus_large'].numel():,} bytes to {vocab_size} tokens, beyond what a call "
