@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -41,7 +41,7 @@ def _count_pretokens(text: str, special_tokens: list[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for piece, special in split_at_special_tokens(text, special_token_pattern(special_tokens)):
         if not special:
-            counts.update(m.group() for m in GPT2_PATTERN.finditer(piece))
+            counts.update(GPT2_PATTERN.findall(piece))
     return counts
 
 
@@ -91,41 +91,32 @@ def count_pretokens(
     return sum(parts, Counter())
 
 
-class _Greater:
-    """Reverses the order of pairs, so that a min-heap pops the greater pair first."""
-
-    __slots__ = ("pair",)
-
-    def __init__(self, pair: Pair):
-        self.pair = pair
-
-    def __lt__(self, other: _Greater) -> bool:
-        return self.pair > other.pair
-
-
-def _merged(word: tuple[bytes, ...], pair: Pair) -> tuple[bytes, ...]:
-    out, i = [], 0
-    while i < len(word):
-        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
-            out.append(word[i] + word[i + 1])
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return tuple(out)
+def _descending(token: bytes) -> str:
+    """A key that sorts byte strings in reverse: each byte ``x`` as the character
+    ``256 - x``, then one above them all, so that a prefix sorts after the longer string.
+    A pair's key is its two keys joined, and strings compare in C, where a key class's
+    ``__lt__`` would run in Python for every tie between equal counts."""
+    return "".join(chr(256 - x) for x in token) + "\u0101"
 
 
 def learn_merges(pretoken_counts: Counter[str], num_merges: int) -> list[Pair]:
-    """Up to ``num_merges`` merges (fewer when no pair is left), most frequent pair first."""
-    words = [tuple(bytes([b]) for b in w.encode("utf-8")) for w in pretoken_counts]
+    """Up to ``num_merges`` merges (fewer when no pair is left), most frequent pair first.
+
+    Words are lists of token ids (a merge's token gets the next id); ``where`` holds the
+    words each pair may occur in, and only those words are rewritten by a merge."""
+    tokens = [bytes([b]) for b in range(256)]
+    keys = [_descending(t) for t in tokens]
+    words = [list(w.encode("utf-8")) for w in pretoken_counts]
     freqs = list(pretoken_counts.values())
-    counts: Counter[Pair] = Counter()
-    where: dict[Pair, set[int]] = {}
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    where: dict[tuple[int, int], set[int]] = defaultdict(set)
     for index, (word, freq) in enumerate(zip(words, freqs, strict=True)):
         for pair in itertools.pairwise(word):
             counts[pair] += freq
-            where.setdefault(pair, set()).add(index)
-    heap = [(-c, _Greater(p), p) for p, c in counts.items()]
+            where[pair].add(index)
+    # (−count, the pair's descending key, pair): the smallest is the most frequent pair,
+    # ties to the greater pair of byte strings.
+    heap = [(-c, keys[a] + keys[b], (a, b)) for (a, b), c in counts.items()]
     heapq.heapify(heap)
     merges: list[Pair] = []
     while len(merges) < num_merges:
@@ -135,24 +126,37 @@ def learn_merges(pretoken_counts: Counter[str], num_merges: int) -> list[Pair]:
         if not heap:
             break
         best = heapq.heappop(heap)[2]
-        merges.append(best)
-        delta: Counter[Pair] = Counter()
+        first, second = best
+        merged = len(tokens)
+        tokens.append(tokens[first] + tokens[second])
+        keys.append(_descending(tokens[merged]))
+        merges.append((tokens[first], tokens[second]))
+        delta: dict[tuple[int, int], int] = defaultdict(int)
         for index in where.pop(best):
             word, freq = words[index], freqs[index]
-            new = _merged(word, best)
+            new, i, last = [], 0, len(word) - 1
+            while i <= last:
+                if i < last and word[i] == first and word[i + 1] == second:
+                    new.append(merged)
+                    i += 2
+                else:
+                    new.append(word[i])
+                    i += 1
             for pair in itertools.pairwise(word):
                 delta[pair] -= freq
             for pair in itertools.pairwise(new):
                 delta[pair] += freq
-                where.setdefault(pair, set()).add(index)
+                if merged in pair:
+                    where[pair].add(index)
             words[index] = new
         for pair, change in delta.items():
             if change:
-                counts[pair] += change
-                if counts[pair] <= 0:
-                    del counts[pair]
+                count = counts[pair] + change
+                if count > 0:
+                    counts[pair] = count
+                    heapq.heappush(heap, (-count, keys[pair[0]] + keys[pair[1]], pair))
                 else:
-                    heapq.heappush(heap, (-counts[pair], _Greater(pair), pair))
+                    del counts[pair]
     return merges
 
 

@@ -37,7 +37,7 @@ DOCUMENTS = 64
 VOCAB_SIZE = 500
 # The streaming test's pages, and how often a story ends among them (TinyStories, which
 # upstream's memory test streams, ends one every few lines).
-STREAM_CHARS = 16_000
+STREAM_CHARS = 6_000
 LINES_PER_STORY = 24
 
 
