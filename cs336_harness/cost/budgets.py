@@ -66,6 +66,14 @@ ROUNDS = 3
 FEW_MERGES = 8
 
 
+# Where the large corpus's call alone costs at most this share of the limit, the small call
+# is not timed and the large call's cost is the reading: subtracting what any call costs
+# could only lower it, and it is far from the limit either way (the bundled trainer reads
+# 0.07). Above it, the reading is exact: a trainer whose pool of processes costs it half the
+# limit on every call is read at what its algorithm costs.
+SMALL_CALL_ABOVE = 0.5
+
+
 def few_merges(special_tokens: list[str]) -> int:
     """The vocabulary size that makes `FEW_MERGES` merges with these special tokens."""
     return 256 + len(special_tokens) + FEW_MERGES

@@ -156,8 +156,8 @@ def bpe_charged(adapters: Any, case: Any, allowed: float = 0.0) -> tuple[float, 
     """What the speed test charges a trainer (the large corpus to the case's vocabulary,
     less the small one to `budgets.FEW_MERGES` merges), and the large corpus's seconds.
     Where the large call alone costs at most `allowed` seconds, the small one is not timed
-    and the large call's cost is charged: the subtraction could only make the verdict kinder
-    (for the bundled trainer it is a tenth of the test's time)."""
+    and the large call's cost is charged (`budgets.SMALL_CALL_ABOVE`: for the bundled
+    trainer it is a tenth of the test's time)."""
     large = bpe_seconds(adapters, case, "corpus_large", case.params["vocab_size"])
     if large <= allowed:
         return large, large
