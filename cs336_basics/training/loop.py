@@ -127,8 +127,9 @@ def train(config: TrainConfig, *, resume: bool = False, quiet: bool = False) -> 
 
     model.train()
     backend = compile_backend(config.compile, device)
-    forward = model if backend is None else compiled(model, backend)
+    forward = model
     if backend is not None:
+        forward = compiled(model, backend)
         console.print(f"torch.compile (backend {backend}): the first step compiles the model")
     columns = (
         TextColumn("[progress.description]{task.description}"),
