@@ -104,7 +104,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _torch_imported_once(request: pytest.FixtureRequest) -> None:
     """pytester takes the modules imported during an inline run out of `sys.modules` again
     afterwards, and some of torch's cannot be imported twice in one process: torch._dynamo
-    (torch.optim's first call imports it) imports triton, which aborts the process, and
+    (the first call of a function torch guards against the compiler imports it: its Python
+    references do, on the `meta` device) imports triton, which aborts the process, and
     torch.distributed (a failed comparison's report imports it) registers operators that
     refuse a second registration. So a test that runs pytest inside pytest has both
     imported first, outside every run."""

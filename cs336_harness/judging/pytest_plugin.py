@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from cs336_harness.adapters import submission_imports
+from cs336_harness.adapters import deferred_dynamo, submission_imports
 from cs336_harness.adapters.loader import (
     Adapters,
     UnimportableAdapters,
@@ -95,17 +95,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "efficiency: a test of what the code costs (a cost case's), not of what it computes; "
         "`-m 'not efficiency'` leaves them out",
     )
-    config.addinivalue_line(
-        "markers",
-        "worker_imports(*modules): what the test's own code imports on first use, which the "
-        "grader's worker imports before the submission's code",
-    )
     fixtures = config.getoption("--fixtures-dir") or os.environ.get(FIXTURES_ENV_VAR)
     config.stash[_FIXTURES] = Path(fixtures or DEFAULT_FIXTURES).resolve()
     typecheck = os.environ.get(TYPECHECK_ENV_VAR, "")
     if typecheck not in ("", "0", "1"):
         raise pytest.UsageError(f"cs336: {TYPECHECK_ENV_VAR} must be 1 or 0, not {typecheck!r}")
     config.stash[_DEVICE] = _chosen_device(config.getoption("--device"))
+    # Before any optimizer's first call, which would import torch._dynamo (a second or more).
+    deferred_dynamo.install()
     # Before anything imports cs336_basics: the adapters at session start, and the bundled
     # package's own tests when they are collected.
     if config.getoption("--typecheck") or typecheck == "1":

@@ -6,9 +6,7 @@ import torch
 
 from cs336_harness.adapters.probes import checkpoint as probes
 
-# An optimizer's first construction imports torch._dynamo: in the grader, before the
-# submission's code runs, not within the first test's time limit.
-pytestmark = [pytest.mark.family("checkpointing"), pytest.mark.worker_imports("torch._dynamo")]
+pytestmark = [pytest.mark.family("checkpointing")]
 
 
 def test_checkpoint_resume(case, adapters, device):

@@ -104,15 +104,6 @@ def get_transformer_lm(**sizes):
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _dynamo_imported_once():
-    """pytester takes modules imported during an inline run out of `sys.modules` again
-    afterwards. torch.optim's first call imports torch._dynamo, which imports triton, a
-    native extension that aborts the process when imported a second time: so import it
-    once here, outside every run."""
-    import torch._dynamo  # noqa: F401
-
-
 def output_failures(pytester: pytest.Pytester, adapters: Path) -> dict[str, list[str]]:
     """Run the LM's and the block's output tests against `adapters`; each family's failure
     messages."""

@@ -31,6 +31,36 @@ class _CheckpointNet(torch.nn.Module):
         return self.second(torch.tanh(self.first(x)))
 
 
+class _Adam(torch.optim.Optimizer):
+    """Adam with decoupled weight decay, keeping torch.optim.AdamW's state (`step`,
+    `exp_avg`, `exp_avg_sq`, tensors). Written here because the built-in optimizers' `step`
+    imports torch._dynamo on its first call (a second or more of CPU, in the worker too),
+    and a round trip needs only an optimizer with per-parameter state."""
+
+    def __init__(self, params, lr: float, weight_decay: float, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, betas=betas, eps=eps))
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            (beta1, beta2), lr = group["betas"], group["lr"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                state["step"] += 1
+                t = state["step"].item()
+                state["exp_avg"].lerp_(p.grad, 1 - beta1)
+                state["exp_avg_sq"].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                p.mul_(1 - lr * group["weight_decay"])
+                denominator = (state["exp_avg_sq"] / (1 - beta2**t)).sqrt_().add_(group["eps"])
+                p.addcdiv_(state["exp_avg"], denominator, value=-lr / (1 - beta1**t))
+
+
 def _train(model: _CheckpointNet, optimizer: torch.optim.Optimizer, data, steps: range) -> None:
     for t in steps:
         x, y = data[t]
@@ -63,9 +93,8 @@ class _OptimizerStandIn:
 
 def _fail_fast_if_not_implemented(module: ModuleType) -> None:
     """Save and load a checkpoint of an untrained model with a stand-in optimizer: an adapter
-    that is missing or raises NotImplementedError fails here, before the training (creating a
-    torch.optim optimizer imports torch._dynamo, seconds on a cold start). Any other outcome
-    is left to the real round trip to judge."""
+    that is missing or raises NotImplementedError fails here, before the training. Any other
+    outcome is left to the real round trip to judge."""
     model, out = _CheckpointNet(0), io.BytesIO()
     try:
         adapter(module, "run_save_checkpoint")(model, _OptimizerStandIn(), iteration=0, out=out)
@@ -86,7 +115,7 @@ def checkpoint_resume(
     target: str,
     device: str = "cpu",
 ) -> dict[str, Any]:
-    """Train a small model with `torch.optim.AdamW` for `steps_before + steps_after` steps,
+    """Train a small model with Adam (`_Adam`) for `steps_before + steps_after` steps,
     once straight through and once saved after `steps_before` (to a path, or a file object
     when `target` is "file") and resumed in a fresh model and optimizer (initialised from
     another seed) with the adapters. The models and their data are on `device` (drawn on
@@ -101,7 +130,7 @@ def checkpoint_resume(
 
     def fresh(init_seed: int) -> tuple[_CheckpointNet, torch.optim.Optimizer]:
         model = _CheckpointNet(init_seed).to(device)
-        return model, torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
+        return model, _Adam(model.parameters(), lr=0.05, weight_decay=0.1)
 
     model, optimizer = fresh(seed)
     _train(model, optimizer, data, range(total))

@@ -62,11 +62,6 @@ def _trivial(item: pytest.Item) -> str:
     return str(marker.args[0]) if marker and marker.args else ""
 
 
-def _worker_imports(item: pytest.Item) -> tuple[str, ...]:
-    marker = item.get_closest_marker("worker_imports")
-    return tuple(map(str, marker.args)) if marker else ()
-
-
 def _first_line(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line[:MESSAGE_CHARS]
@@ -179,10 +174,6 @@ class Recorder:
         self.adapters: RemoteAdapters | None = None
         self.shares = None if job.deadline is None else FamilyTimeShares(job.deadline)
         self.order: dict[str, int] = {}
-        # From each test on, what the tests still to run need the worker to import at its
-        # start (their `worker_imports`); `preload` is the current test's.
-        self.imports_from: list[tuple[str, ...]] = []
-        self.preload: tuple[str, ...] = ()
         # The grader's private paths, as a report names them: the bundle's files by their
         # path in it (tests/families/test_rope.py), the submission's copy as "submission",
         # a package's file by its path in site-packages (torch/nn/functional.py): the course's
@@ -215,7 +206,7 @@ class Recorder:
                 job.worker_log,
                 job.cgroups,
                 serial,
-                (policy, ",".join(self.preload)),
+                (policy,),
                 job.cpus,
                 job.uid,
             ),
@@ -252,28 +243,18 @@ class Recorder:
         if self.shares is not None:
             self.shares.collected([_family(item) for item in session.items])
         self.write("collected", tests=tests)
-        later: tuple[str, ...] = ()
-        for item in reversed(session.items):
-            later = tuple(dict.fromkeys((*_worker_imports(item), *later)))
-            self.imports_from.append(later)
-        self.imports_from.reverse()
-        self.preload = later
         if self.adapters is not None and session.items and not session.config.option.collectonly:
             self.adapters.start()  # it boots while the session starts its first test
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Under a deadline: start the family's share when its first test begins, and run
-        no test once it is used up (before the test's fixtures, which may call the worker).
-        A worker started from here on imports what the tests from this one on need."""
-        index = self.order.get(item.nodeid, 0)
-        if index < len(self.imports_from):
-            self.preload = self.imports_from[index]
+        no test once it is used up (before the test's fixtures, which may call the worker)."""
         shares = self.shares
         if shares is None:
             return
         adapters = self.adapters
-        if shares.begin(index, _family(item)) and adapters is not None:
+        if shares.begin(self.order.get(item.nodeid, 0), _family(item)) and adapters is not None:
             adapters.cutoff, adapters.cutoff_reason = shares.cutoff, shares.reason
         # The adapters' cutoff: the first worker's start moves it later.
         cutoff = shares.cutoff if adapters is None or adapters.cutoff is None else adapters.cutoff

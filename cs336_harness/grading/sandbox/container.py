@@ -81,7 +81,8 @@ class ImageMemory:
     """What grading one submission needs of a container's memory, for an image's torch:
     `trusted`, the grader's own processes at their peak beside a worker (the platform's
     entry point, the judge, its child running the tests); `worker`, the least a worker
-    needs in memory (Python, torch, torch._dynamo, room for the tests' tensors);
+    needs in memory (Python, torch, room for the tests' tensors; measured while its first
+    optimizer still imported torch._dynamo too);
     `untouched`, what the worker's libraries map writable and never touch.
 
     `RLIMIT_DATA`, the worker's cap where the container's cgroup is read-only, counts every

@@ -10,8 +10,7 @@ import resource
 from dataclasses import asdict, dataclass
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-# Starting the worker (Python, torch, the harness, and torch._dynamo while optimizer tests
-# are still to run: ~8 s of one core under load) before
+# Starting the worker (Python, torch, the harness: seconds of one core under load) before
 # any submission code runs. Charged to nobody; the cap only catches a host too overloaded to
 # grade, and a start that misses it is retried with the submission graded alone.
 BOOT_WALL = 300.0

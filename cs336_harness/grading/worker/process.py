@@ -1,5 +1,4 @@
-"""The worker, `python -P -S -m cs336_harness.grading.worker.process ADAPTERS_PY POLICY_JSON
-[IMPORTS]`:
+"""The worker, `python -P -S -m cs336_harness.grading.worker.process ADAPTERS_PY POLICY_JSON`:
 the one process that runs a submission's code, in the sandbox. It boots, imports the adapters
 from a writable copy of the submission, then answers one call or probe at a time under the
 rules' watcher (docs/architecture.md, "The worker")."""
@@ -7,7 +6,6 @@ rules' watcher (docs/architecture.md, "The worker")."""
 from __future__ import annotations
 
 import faulthandler
-import importlib
 import os
 import shutil
 import sys
@@ -16,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cs336_harness.adapters import inputs_unchanged
+from cs336_harness.adapters import deferred_dynamo, inputs_unchanged
 from cs336_harness.adapters.loader import exception_line, load_module
 from cs336_harness.adapters.not_implemented import where_raised
 from cs336_harness.adapters.probes.registry import needs_of, registered, run_probe
@@ -137,11 +135,9 @@ def main(argv: list[str]) -> int:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     faulthandler.enable()  # "Fatal Python error: Segmentation fault" in the log, for the judge
-    # What the tests still to run import on first use (torch.optim's first optimizer imports
-    # torch._dynamo, a second of CPU), before any of the submission's code: no test's time
-    # limit measures it. A worker started after them does without.
-    for name in filter(None, argv[3].split(",") if len(argv) > 3 else ()):
-        importlib.import_module(name)
+    # Before any of the submission's code: its optimizer's first call then does not import
+    # torch._dynamo (a second or more of CPU, in whichever test makes it).
+    deferred_dynamo.install()
 
     count_cpus()
     light_spawned_processes()
