@@ -28,7 +28,7 @@ from cs336_harness.grading.environments.course_env import (
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
 from cs336_harness.grading.inputs import drawn
-from cs336_harness.grading.inputs.bundle import build_bundle, fresh_fixtures, remove_tree
+from cs336_harness.grading.inputs.bundle import build_bundle, remove_tree
 from cs336_harness.grading.inputs.student_inputs import named_student, new_secret, student_seed
 from cs336_harness.grading.intake.submissions import discover
 from cs336_harness.grading.packaging import classroom_workflow, prairielearn_course
@@ -79,8 +79,8 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
     jobs = min(asked.jobs, len(submissions) or 1)
     groups = cgroups.set_up(jobs)
     try:
-        fixtures = _trusted_fixtures(asked, seed, workroot, given)
-        table = given.table if given is not None else None
+        inputs = _trusted_inputs(asked, seed, workroot, given)
+        fixtures, table = (None, None) if inputs is None else inputs
         bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle", table)
         environment = _environment(asked.grading, errors)
         protected = () if asked.inputs.drawn is None else (asked.inputs.drawn.resolve(),)
@@ -244,20 +244,29 @@ def _seed(asked: options.Grade, given: drawn.DrawnInputs | None) -> int | None:
     return inputs.seed if inputs.seed is not None else secrets.randbits(31)
 
 
-def _trusted_fixtures(
+def _trusted_inputs(
     asked: options.Grade, seed: int | None, workroot: Path, given: drawn.DrawnInputs | None
-) -> Path | None:
-    """The fixtures every submission is graded on; None: each its own (`--per-student`)."""
+) -> tuple[Path, Path | None] | None:
+    """The fixtures every submission is graded on, with their known mistakes' table where it
+    is computed already (else `build_bundle` computes it); None: each its own
+    (`--per-student`)."""
     if asked.inputs.per_student:
         return None
+    if seed is not None and given is None:
+        if not withheld.available(withheld.GENERATOR):
+            raise GraderError(
+                "this copy has no fixture generator and oracle (a student handout?), so it "
+                "cannot draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
+            )
+        # Drawn with their table in one process of its own, which imports torch and the
+        # oracle once: computed here, the table cost the grader that import again.
+        given = drawn.draw_apart(seed, workroot / "fresh-inputs")
     if given is not None:
-        return given.fixtures
-    if seed is not None:
-        return fresh_fixtures(seed, workroot / "fresh-fixtures")
+        return given.fixtures, given.table
     problems = manifest_problems(asked.fixtures_dir.resolve())
     if problems:
         raise GraderError("the trusted fixtures fail their manifest:\n  " + "\n  ".join(problems))
-    return asked.fixtures_dir.resolve()
+    return asked.fixtures_dir.resolve(), None
 
 
 def _inputs_description(

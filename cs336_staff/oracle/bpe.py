@@ -127,7 +127,10 @@ def _learned(
         vocab[len(vocab)] = best[0] + best[1]
         merged: Counter[Word] = Counter()
         for word, count in words.items():
-            merged[tuple(join_pair(list(word), best))] += count
+            # A word without the pair's first token is left as it is (tested in C, where
+            # joining every word took most of the diagnosis table's BPE cases).
+            joined = tuple(join_pair(list(word), best)) if best[0] in word else word
+            merged[joined] += count
         words = merged
 
 

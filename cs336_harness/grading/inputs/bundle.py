@@ -7,12 +7,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from cs336_harness import withheld
-from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.inputs import table_cache
 from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.paths import REPO_ROOT, user_cache
@@ -158,31 +156,3 @@ def draw_environment(private: Path) -> dict[str, str]:
     env |= {"HOME": str(private), "TMPDIR": str(private)}
     env |= {"XDG_CACHE_HOME": str(user_cache())}
     return interpreter.environment([str(REPO_ROOT)], env)
-
-
-def fresh_fixtures(seed: int, dest: Path) -> Path:
-    """A fixture directory drawn for `seed`, with the oracle's expected outputs.
-
-    Built once per grading run and shared by every submission, so a submission that returns
-    the stored expected outputs of the committed fixtures earns nothing. The generator runs
-    in a subprocess: it imports torch and the oracle, which the grader itself never needs.
-    """
-    if not withheld.available(withheld.GENERATOR):
-        raise GraderError(
-            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
-            "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
-        )
-    # Started as every trusted process is (`interpreter`), in the run's private directory.
-    dest = dest.resolve()  # the generator runs elsewhere
-    private = dest.parent
-    command = interpreter.command(withheld.GENERATOR, "--seed", str(seed), "--out", str(dest))
-    done = subprocess.run(
-        [*command, "--quiet"],
-        capture_output=True,
-        text=True,
-        cwd=private,
-        env=draw_environment(private),
-    )
-    if done.returncode != 0:
-        raise GraderError(f"the fixture generator failed (seed {seed}):\n{done.stderr[-4000:]}")
-    return dest
