@@ -1,5 +1,8 @@
 """The pytest side of the harness: which adapters, which fixtures, and what each test checks
-(its options, markers and hook: docs/maintaining.md, "The pytest plugin")."""
+(its options, markers and hook: docs/maintaining.md, "The pytest plugin").
+
+PYTEST_DONT_REWRITE: a plugin, not a test, so pytest leaves its asserts as they are
+(and does not warn that it was imported before its rewriting began)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """`pytest --rules`: the assignment's rules checked on your own code, as the grader checks them
-(docs/checking.md, "The assignment's rules: `--rules`")."""
+(docs/checking.md, "The assignment's rules: `--rules`").
+
+PYTEST_DONT_REWRITE: a plugin, not a test, so pytest leaves its asserts as they are
+(and does not warn that it was imported before its rewriting began)."""
 
 from __future__ import annotations
 

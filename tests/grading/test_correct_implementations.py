@@ -5,9 +5,11 @@ PyTorch ops, and an upstream-style one (einops, a table-free RoPE, BPE's special
 the top ids) that does not raise past the context and returns NaN for a fully masked
 attention row, which only the hardening entry notices. Every report shows what the fused
 one uses against the assignment's rules, read from its source and seen while it ran, and a
-call hidden from the reading is seen."""
+call hidden from the reading is seen. A correct one's output holds no warning of the harness."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -34,6 +36,18 @@ def _core_points(run: GradingRun, name: str) -> float:
 def test_a_correct_implementation_earns_every_core_point(graded: GradingRun, name: str):
     assert graded.returncode == 0, graded.stderr
     assert _core_points(graded, name) == 23, f"seed {graded.summary()[name]['seed']}"
+
+
+def test_a_correct_implementations_output_holds_no_warning_of_the_harness(graded: GradingRun):
+    """The judge imports its plugins before it forks each run, and pytest warns of a plugin
+    imported before it could rewrite its asserts: a warnings summary in every student's
+    output, unless the plugins say PYTEST_DONT_REWRITE."""
+    (output,) = (
+        s["output"]
+        for s in json.loads((graded.out / "grading.json").read_text())["submissions"]
+        if s["name"] == "from_scratch"
+    )
+    assert "warnings summary" not in output, output[:3000]
 
 
 @pytest.mark.parametrize("name", ["from_scratch", "fused"])

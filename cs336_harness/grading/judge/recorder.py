@@ -1,7 +1,10 @@
 """The judge's pytest plugin: it gives the tests remote adapters for the submission its job
 names (`-p cs336_harness.grading.judge.recorder --grading-job JOB.json`) and writes the verdict
 record (`record`), one event at a time. Under a deadline it shares the time left among the
-test families (`FamilyTimeShares`)."""
+test families (`FamilyTimeShares`).
+
+PYTEST_DONT_REWRITE: a plugin, not a test, so pytest leaves its asserts as they are
+(and does not warn that it was imported before its rewriting began)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """The pytest side of the diagnosis: a failing comparison's message opens with its likely
 cause or its error's shape (docs/checking.md, "Diagnosis: the likely cause of a wrong
 output"), and a failure that follows from a wrong component of the same submission with that
-component (`root_cause`)."""
+component (`root_cause`).
+
+PYTEST_DONT_REWRITE: a plugin, not a test, so pytest leaves its asserts as they are
+(and does not warn that it was imported before its rewriting began)."""
 
 from __future__ import annotations
 
