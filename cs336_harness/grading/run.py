@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from cs336_harness import withheld
 from cs336_harness.grading import options
 from cs336_harness.grading.environments.course_env import (
     WorkerEnvironment,
@@ -79,8 +78,7 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
     jobs = min(asked.jobs, len(submissions) or 1)
     groups = cgroups.set_up(jobs)
     try:
-        inputs = _trusted_inputs(asked, seed, workroot, given)
-        fixtures, table = (None, None) if inputs is None else inputs
+        fixtures, table = _trusted_inputs(asked, seed, workroot, given)
         bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle", table)
         environment = _environment(asked.grading, errors)
         protected = () if asked.inputs.drawn is None else (asked.inputs.drawn.resolve(),)
@@ -246,18 +244,16 @@ def _seed(asked: options.Grade, given: drawn.DrawnInputs | None) -> int | None:
 
 def _trusted_inputs(
     asked: options.Grade, seed: int | None, workroot: Path, given: drawn.DrawnInputs | None
-) -> tuple[Path, Path | None] | None:
-    """The fixtures every submission is graded on, with their known mistakes' table where it
-    is computed already (else `build_bundle` computes it); None: each its own
+) -> tuple[Path | None, Path | None]:
+    """The fixtures every submission is graded on, and their known mistakes' table where it
+    is computed already (else `build_bundle` computes it); (None, None): each its own
     (`--per-student`)."""
     if asked.inputs.per_student:
-        return None
+        return None, None
     if seed is not None and given is None:
-        if not withheld.available(withheld.GENERATOR):
-            raise GraderError(
-                "this copy has no fixture generator and oracle (a student handout?), so it "
-                "cannot draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
-            )
+        drawn.require_generator(
+            "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
+        )
         # Drawn with their table in one process of its own, which imports torch and the
         # oracle once: computed here, the table cost the grader that import again.
         given = drawn.draw_apart(seed, workroot / "fresh-inputs")
@@ -295,11 +291,7 @@ def _per_student(
     inputs = asked.inputs
     if not inputs.per_student:
         return None
-    if not withheld.available(withheld.GENERATOR):
-        raise GraderError(
-            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
-            "draw inputs per student"
-        )
+    drawn.require_generator("draw inputs per student")
     secret = inputs.secret
     if secret is None:
         secret = new_secret()

@@ -112,6 +112,16 @@ class GradingRun:
         path = self.out / name / "results.json" if name else self.out / "results.json"
         return json.loads(path.read_text())
 
+    def graded(self, name: str | None = None) -> dict[str, Any]:
+        """A submission's record in grading.json (its output, wall time, ...); None: the
+        one submission of the run."""
+        records = json.loads((self.out / "grading.json").read_text())["submissions"]
+        if name is None:
+            (record,) = records
+            return record
+        (record,) = (r for r in records if r["name"] == name)
+        return record
+
     def summary(self) -> dict[str, dict[str, str]]:
         with (self.out / "summary.csv").open() as f:
             return {row["submission"]: row for row in csv.DictReader(f)}

@@ -9,8 +9,6 @@ call hidden from the reading is seen. A correct one's output holds no warning of
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from cs336_harness.grading.results import HARDENING
@@ -42,11 +40,7 @@ def test_a_correct_implementations_output_holds_no_warning_of_the_harness(graded
     """The judge imports its plugins before it forks each run, and pytest warns of a plugin
     imported before it could rewrite its asserts: a warnings summary in every student's
     output, unless the plugins say PYTEST_DONT_REWRITE."""
-    (output,) = (
-        s["output"]
-        for s in json.loads((graded.out / "grading.json").read_text())["submissions"]
-        if s["name"] == "from_scratch"
-    )
+    output = graded.graded("from_scratch")["output"]
     assert "warnings summary" not in output, output[:3000]
 
 

@@ -45,14 +45,20 @@ class DrawnInputs:
         return f"drawn once for seed {self.seed} (cs336-grade draw; {regrade})"
 
 
+def require_generator(what: str) -> None:
+    """A GraderError in one line where this copy has no generator (a student handout): it
+    cannot `what` ("draw inputs")."""
+    if not withheld.available(withheld.GENERATOR):
+        raise GraderError(
+            f"this copy has no fixture generator and oracle (a student handout?), so it cannot "
+            f"{what}"
+        )
+
+
 def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
     """Draw the inputs for `seed` into `dest` (replacing what it held), in this process: the
     generator and the catalog import torch (`draw_apart` keeps that out of the grader)."""
-    if not withheld.available(withheld.GENERATOR):
-        raise GraderError(
-            "this copy has no fixture generator and oracle (a student handout?), so it cannot "
-            "draw inputs"
-        )
+    require_generator("draw inputs")
     remove_tree(dest)
     dest.mkdir(parents=True)
     withheld.load(f"{withheld.GENERATOR}.__main__").main(
