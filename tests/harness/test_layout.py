@@ -9,6 +9,7 @@ would work here and break in every handout; the one sanctioned way across is
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,28 @@ from cs336_harness.paths import REPO_ROOT
 SHIPPED_ROOTS = ("cs336_basics", "cs336_harness", "tests")
 DOOR = REPO_ROOT / "cs336_harness" / "withheld.py"
 WITHHELD_MODULES = tuple(folder.replace("/", ".") for folder in WITHHELD)
+
+
+def _spelled(module: str) -> str:
+    """`module` as source may spell it: spaces or line continuations around its dots."""
+    return r"[\s\\]*\.[\s\\]*".join(map(re.escape, module.split(".")))
+
+
+# What a file must hold to name a withheld module at all, where parsing it is what the scan of
+# some 200 files costs (0.6 s of every run otherwise). An import or a string names the module
+# in full, or names its last part after `from <parent> import` or in a relative import. A
+# looser match only parses a file more: no word boundaries, so each pattern starts with
+# letters the regular expression engine searches for fast.
+_IN_FULL = re.compile("|".join(_spelled(m) for m in WITHHELD_MODULES))
+_BY_LAST_PART = [
+    (
+        re.compile(rf"from[\s\\]+(?:{_spelled(parent)}[\s\\]+import|\.)"),
+        re.compile(
+            "|".join(m.rpartition(".")[2] for m in WITHHELD_MODULES if m.startswith(parent + "."))
+        ),
+    )
+    for parent in sorted({m.rpartition(".")[0] for m in WITHHELD_MODULES} - {""})
+]
 
 
 def shipped_files() -> list[Path]:
@@ -58,7 +81,13 @@ def imported(path: Path, tree: ast.Module) -> list[tuple[int, str]]:
 def crossings(path: Path, source: bytes | None = None) -> list[str]:
     """Where `path` (or `source`, as if it were there) names a withheld module: in an import,
     or as a string (importlib)."""
-    tree = ast.parse(path.read_bytes() if source is None else source, filename=str(path))
+    source = path.read_bytes() if source is None else source
+    text = source.decode("utf-8", errors="replace")
+    if not _IN_FULL.search(text) and not any(
+        way.search(text) and last.search(text) for way, last in _BY_LAST_PART
+    ):
+        return []
+    tree = ast.parse(source, filename=str(path))
     found = [
         f"line {line}: import {name}"
         for line, name in imported(path, tree)
@@ -98,6 +127,10 @@ def test_no_shipped_module_imports_a_withheld_one():
         "def f():\n    import cs336_staff.catalog.model\n",
         "from tests.evidence.wrong import _mistakes\n",
         "from ..evidence import fused\n",
+        "from .. import evidence\n",
+        "from tests import (\n    evidence,\n)\n",
+        "import tests . meta\n",
+        "import tests.\\\n    harness\n",
         "import importlib\nimportlib.import_module('cs336_staff.fixturegen')\n",
     ],
 )
