@@ -24,6 +24,7 @@ from cs336_basics.training import (
     TrainConfig,
     checkpoint_path,
     corpus_ids,
+    loop,
     main,
     read_curve_csv,
 )
@@ -74,6 +75,14 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return config
 
 
+@pytest.fixture
+def unplotted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs that draw no loss curve: matplotlib takes 0.2 s a PNG, most of what a run of this
+    tiny model costs, and only `test_loss_curve_is_written` looks at one (the uninterrupted
+    run's, drawn for real)."""
+    monkeypatch.setattr(loop, "plot_curve", lambda *args, **kwargs: None)
+
+
 def assert_identical(a: Any, b: Any, where: str = "checkpoint") -> None:
     """Equal structure, equal plain values, and every tensor equal in dtype and every bit."""
     assert type(a) is type(b), f"{where}: {type(a).__name__} vs {type(b).__name__}"
@@ -92,7 +101,7 @@ def assert_identical(a: Any, b: Any, where: str = "checkpoint") -> None:
 
 
 @pytest.mark.parametrize("interruption", ["lost_last_checkpoint", "stopped_then_extended"])
-def test_resumed_run_equals_uninterrupted_run(uninterrupted, tmp_path, interruption):
+def test_resumed_run_equals_uninterrupted_run(uninterrupted, unplotted, tmp_path, interruption):
     reference = uninterrupted.parent / "run"
     config = write_config(tmp_path)
     if interruption == "lost_last_checkpoint":
@@ -208,7 +217,7 @@ def test_bpe_command_refuses_bad_arguments(tmp_path, capsys, args, named):
     assert named in capsys.readouterr().err
 
 
-def test_run_with_a_bpe_tokenizer(tmp_path, capsys):
+def test_run_with_a_bpe_tokenizer(unplotted, tmp_path, capsys):
     config = write_config(tmp_path, TINY + BPE_TABLE)
     with pytest.raises(SystemExit) as exit_info:
         run(config)
