@@ -15,6 +15,7 @@ import torch
 from safetensors.torch import load
 
 from cs336_harness.grading.sandbox.timekeeping import Timeout
+from cs336_harness.grading.worker import protocol
 from cs336_harness.grading.worker.protocol import (
     HEADER,
     HEADER_BYTES,
@@ -89,6 +90,22 @@ def test_a_reply_costs_the_worker_twice_its_size_not_three_times(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout) > 128 << 20
+
+
+def test_a_list_of_plain_values_is_taken_whole(monkeypatch: pytest.MonkeyPatch):
+    """A tokenizer's ids are not walked one by one, on either side (a grading sends some
+    150,000), and come back as they went."""
+    walked = []
+    for name in ("_pack", "_unpack"):
+        step = getattr(protocol, name)
+        monkeypatch.setattr(
+            protocol, name, lambda *a, step=step, name=name: walked.append(name) or step(*a)
+        )
+    ids = list(range(10_000))
+    message = {"value": {"encoded": [ids, tuple(ids[:5])], "mixed": [1, 2.5, True, None, "a"]}}
+    back = decode(_body(encode(message)))
+    assert back == {"value": {"encoded": [ids, ids[:5]], "mixed": [1, 2.5, True, None, "a"]}}
+    assert len(walked) < 30, f"{len(walked)} steps for two lists of plain values"
 
 
 def test_values_without_a_plain_form_are_unsendable():
