@@ -99,6 +99,9 @@ class Watcher(TorchFunctionMode):
         self.adapters = str(adapters)
         self.policy = policy
         self.sites: Counter[tuple[str, str, int]] = Counter()
+        # Each file's path as a site names it: `relpath` costs microseconds, and a submission
+        # may make a forbidden call in every step of a timed loop.
+        self._paths: dict[str, str] = {}
         index = public_names(policy.forbidden)
         self._names = {id(v): name for name, v in index.values()}
         self._keep = [v for _, v in index.values()]  # ids stay theirs while indexed
@@ -208,7 +211,10 @@ class Watcher(TorchFunctionMode):
     # -- the record -------------------------------------------------------------------------
 
     def _record(self, name: str, file: str, line: int) -> None:
-        key = (name, os.path.relpath(file, self.root), line)
+        path = self._paths.get(file)
+        if path is None:
+            path = self._paths[file] = os.path.relpath(file, self.root)
+        key = (name, path, line)
         if key in self.sites or len(self.sites) < MAX_SITES:
             self.sites[key] += 1
 

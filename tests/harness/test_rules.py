@@ -5,6 +5,7 @@ including what no reading follows; nothing the harness calls."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -188,6 +189,23 @@ def test_the_sites_kept_are_bounded(tmp_path: Path):
         code["run"](torch.zeros(1))
     assert len(watcher.sites) == MAX_SITES
     assert len(watcher.take()) == TAKEN and not watcher.sites
+
+
+def test_a_site_called_in_a_loop_is_counted_and_its_path_made_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    loop = (
+        "import torch\ndef run(x):\n    for _ in range(100):\n        torch.nn.functional.relu(x)\n"
+    )
+    code = _submission(tmp_path, loop)
+    made = []
+    relpath = os.path.relpath
+    monkeypatch.setattr(os.path, "relpath", lambda *args: made.append(args) or relpath(*args))
+    watcher = Watcher(tmp_path, tmp_path / "tests" / "adapters.py")
+    with watcher:
+        code["run"](torch.zeros(1))
+    assert watcher.take() == [["torch.nn.functional.relu", "cs336_basics/code.py", 4, 100]]
+    assert len(made) == 1
 
 
 def test_what_a_rubric_allows_is_not_recorded(tmp_path: Path):
