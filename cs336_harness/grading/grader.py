@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from cs336_harness import withheld
 from cs336_harness.grading import process_exit
 from cs336_harness.grading.environments.course_env import WorkerEnvironment
 from cs336_harness.grading.errors import GraderError
@@ -38,6 +39,7 @@ from cs336_harness.grading.sandbox.cgroups import Cgroups
 from cs336_harness.grading.sandbox.limits import BOOT_WALL, Limits
 from cs336_harness.grading.sandbox.tiers import ENV, USER, Sandbox, draw_uid
 from cs336_harness.grading.sandbox.user_tier import sweep
+from cs336_harness.paths import REPO_ROOT, user_cache
 from cs336_harness.rules.findings import called_findings, read_rules
 from cs336_harness.rules.policy import DEFAULT as DEFAULT_POLICY
 from cs336_harness.rules.policy import Policy
@@ -93,12 +95,22 @@ def pytest_args(
     job_file: Path,
     select: list[str] | None = None,
     inputs: DrawnInputs | None = None,
+    tables: Path | None = None,
 ) -> list[str]:
     """The judge's pytest command line for one job: every test, or the node ids `select`,
-    on the bundle's fixtures or on `inputs` drawn for this submission alone."""
+    on the bundle's fixtures or on `inputs` drawn for this submission alone. `tables`: the
+    run's folder of known mistakes' tables, each written when a failure first asks for it
+    (`judge/known_mistakes.py`), where no table came with the fixtures."""
     trusted = bundle.trusted
     fixtures = bundle.fixtures if inputs is None else inputs.fixtures
-    table = bundle.diagnosis_table if inputs is None else inputs.table
+    table = bundle.diagnosis_table if inputs is None else None
+    if table:
+        diagnosis = [f"--diagnosis-table={table}"]
+    elif tables is not None:
+        diagnosis = ["-p", "cs336_harness.grading.judge.known_mistakes"]
+        diagnosis += [f"--diagnosis-dir={tables}", f"--diagnosis-repo={REPO_ROOT}"]
+    else:
+        diagnosis = []
     return [
         *(str(trusted / nodeid) for nodeid in select or ["tests"]),
         "-c",
@@ -117,7 +129,7 @@ def pytest_args(
         "-q",
         "--tb=short",
         "--show-capture=no",
-        *([f"--diagnosis-table={table}"] if table else []),
+        *diagnosis,
     ]
 
 
@@ -155,6 +167,9 @@ class Lane:
     def _start(self) -> subprocess.Popen[str]:
         env = {k: v for k, v in ENV.items() if k not in ("HOME", "TMPDIR")}
         env |= {"PATH": os.environ.get("PATH", ENV["PATH"])}
+        # The grader's cache, where a failure's table of known mistakes is kept between runs
+        # (`family_tables`, `table_cache`).
+        env |= {"XDG_CACHE_HOME": str(user_cache())}
         return subprocess.Popen(
             interpreter.command(
                 "cs336_harness.grading.judge.process", *["--preload"] * self.preload
@@ -227,6 +242,9 @@ class Grader:
         self.limits = limits
         self.sandbox = sandbox
         self.workroot = workroot
+        # Where this copy has the catalog, the known mistakes' tables that failures ask for,
+        # one per fixtures and family, out of every worker's reach.
+        self.tables = workroot / "diagnosis" if withheld.available(withheld.CATALOG) else None
         self.cgroups = groups or Cgroups(unavailable="not asked for")
         self.lanes = [Lane(i, bundle, self.cgroups, jobs, workroot, preload) for i in range(jobs)]
         self._free: queue.SimpleQueue[Lane] = queue.SimpleQueue()
@@ -425,7 +443,7 @@ class Grader:
     ) -> tuple[RunRecord, list[GradedTest], str]:
         """The record and the tests' verdicts on the copy in `home`, and the output to
         report."""
-        args = pytest_args(self.bundle, home / "job.json", select, inputs)
+        args = pytest_args(self.bundle, home / "job.json", select, inputs, self.tables)
         if inputs is not None and inputs.root not in self._drawn:
             self._drawn[inputs.root] = digests(inputs.root)
         kills = container.oom_kills()
@@ -477,7 +495,8 @@ class Grader:
         if collected is None:
             (home / "nothing").mkdir()
             own = None if self.bundle.fixtures.is_dir() else self._inputs(name)
-            args = [*pytest_args(self.bundle, home / "job.json", None, own), "--collect-only"]
+            args = pytest_args(self.bundle, home / "job.json", None, own, self.tables)
+            args.append("--collect-only")
             _, collected, _ = self._judge(lane, home, home / "nothing", args)
             self._collected = collected
         message = f"not graded: {clean(reason, PATH_CHARS)}"

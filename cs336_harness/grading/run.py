@@ -78,8 +78,8 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
     jobs = min(asked.jobs, len(submissions) or 1)
     groups = cgroups.set_up(jobs)
     try:
-        fixtures, table = _trusted_inputs(asked, seed, workroot, given)
-        bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle", table)
+        fixtures = _trusted_inputs(asked, seed, workroot, given)
+        bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle")
         environment = _environment(asked.grading, errors)
         protected = () if asked.inputs.drawn is None else (asked.inputs.drawn.resolve(),)
         sandbox = tiers.choose(
@@ -244,25 +244,22 @@ def _seed(asked: options.Grade, given: drawn.DrawnInputs | None) -> int | None:
 
 def _trusted_inputs(
     asked: options.Grade, seed: int | None, workroot: Path, given: drawn.DrawnInputs | None
-) -> tuple[Path | None, Path | None]:
-    """The fixtures every submission is graded on, and their known mistakes' table where it
-    is computed already (else `build_bundle` computes it); (None, None): each its own
-    (`--per-student`)."""
+) -> Path | None:
+    """The fixtures every submission is graded on; None: each its own (`--per-student`)."""
     if asked.inputs.per_student:
-        return None, None
+        return None
     if seed is not None and given is None:
         drawn.require_generator(
             "draw fresh inputs: pass --stored-inputs to grade on the stored fixtures"
         )
-        # Drawn with their table in one process of its own, which imports torch and the
-        # oracle once: computed here, the table cost the grader that import again.
+        # In a process of its own, which imports torch: the grader never does.
         given = drawn.draw_apart(seed, workroot / "fresh-inputs")
     if given is not None:
-        return given.fixtures, given.table
+        return given.fixtures
     problems = manifest_problems(asked.fixtures_dir.resolve())
     if problems:
         raise GraderError("the trusted fixtures fail their manifest:\n  " + "\n  ".join(problems))
-    return asked.fixtures_dir.resolve(), None
+    return asked.fixtures_dir.resolve()
 
 
 def _inputs_description(

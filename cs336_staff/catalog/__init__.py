@@ -4,6 +4,7 @@ assignment (docs/maintaining.md, "The catalog of known mistakes")."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -61,16 +62,16 @@ def _stable(value: np.ndarray, moved: np.ndarray | None) -> np.ndarray | None:
     return np.ma.masked_array(np.ma.getdata(value), unstable) if unstable.any() else value
 
 
-def variants(case: NumpyCase) -> dict[str, np.ndarray]:
-    """Every catalogued mistake's output on `case` (ids of the mistakes that can show there)."""
+def variants(case: NumpyCase) -> Iterator[tuple[str, np.ndarray]]:
+    """Each catalogued mistake's output on `case`, with its id (the mistakes that can show
+    there). One at a time: a language model's outputs are 5 MB each, some 80 of them, and a
+    table is written from a fingerprint of each."""
     deep = case.params.get("num_layers", 0) > DEEP and "token_embeddings.weight" in case.weights
     jittered = _jittered(case) if deep else None
-    out = {}
     for mistake in MISTAKES:
         variant = mistake.variants.get(case.family)
         if variant is not None and (value := variant(case)) is not None:
             if jittered is not None and (value := _stable(value, variant(jittered))) is None:
                 continue
             # A masked array keeps its mask: elements the mistake's own output cannot vouch for.
-            out[mistake.id] = np.asanyarray(value, dtype=np.float64)
-    return out
+            yield mistake.id, np.asanyarray(value, dtype=np.float64)

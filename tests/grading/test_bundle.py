@@ -2,11 +2,14 @@
 
 import ast
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from cs336_harness.grading.inputs.bundle import build_bundle, differences
+from cs336_harness.grading.inputs.family_tables import family_table
+from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.judging.diagnosis.diagnose import LiveCatalog, Table
 from cs336_harness.paths import REPO_ROOT
 
@@ -38,14 +41,41 @@ def test_the_bundle_holds_no_implementation_a_submission_could_import(bundle):
         assert not [m for m in imported if "oracle" in m or "cs336_basics" in m], path
 
 
-def test_the_judge_reads_the_known_mistakes_from_a_table_not_the_catalog(bundle):
+def test_the_judge_reads_the_known_mistakes_from_a_table_not_the_catalog(
+    bundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     assert not (bundle.trusted / "cs336_harness" / "diagnosis" / "catalog").exists()
-    table = Table(bundle.diagnosis_table)
+    # Where this copy has the catalog, no table is written with the bundle: a family's is
+    # written by a process of this copy's when a judge first asks.
+    assert bundle.diagnosis_table is None
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # The judge's import path, which the table's process takes after the grader's copy: the
+    # packages (the bundle's copy, the judge's own, is left out in the judge).
+    monkeypatch.setenv("PYTHONPATH", interpreter.import_path([]))
+    path = family_table(tmp_path / "tables", REPO_ROOT, bundle.fixtures, "rope")
+    assert path is not None
+    table = Table(path)
     live = LiveCatalog(REPO_ROOT / "tests" / "fixtures")
-    # The table holds what the catalog computes, whatever the catalog has grown to.
+    # The table holds what the catalog computes, whatever the catalog has grown to, and no
+    # other family's.
     names = {c.mistake for c in table.candidates("rope", "theta_100")}
     assert names == {c.mistake for c in live.candidates("rope", "theta_100")}
     assert {"rope_rotate_half", "rope_theta_fixed", "rope_positions_from_one"} <= names
+    assert {key.split("/")[0] for key in table.shapes} == {"rope"}
+    # Written once: another judge's ask reads it.
+    monkeypatch.setattr(subprocess, "run", None)
+    assert family_table(tmp_path / "tables", REPO_ROOT, bundle.fixtures, "rope") == path
+
+
+def test_a_table_that_cannot_be_written_is_said_and_none_is_read(
+    bundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.setenv("PYTHONPATH", interpreter.import_path([]))
+    # A copy with no catalog (here, with nothing) cannot write one.
+    (tmp_path / "empty").mkdir()
+    assert family_table(tmp_path / "tables", tmp_path / "empty", bundle.fixtures, "rope") is None
+    assert "the known mistakes of rope failed:" in capsys.readouterr().err
+    assert not list((tmp_path / "tables").rglob("*.safetensors"))
 
 
 def test_the_bundle_holds_the_family_tests_only(bundle):

@@ -118,8 +118,8 @@ def _kept_tables(run_root: Path) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def class_run(tmp_path_factory: pytest.TempPathFactory) -> GradingRun:
     root = tmp_path_factory.mktemp("per-student")
-    for name in ("alice", "bob"):
-        synthetic.write_submission(root / "submissions" / name, synthetic.CORRECT)
+    synthetic.write_submission(root / "submissions" / "alice", synthetic.CORRECT)
+    synthetic.write_submission(root / "submissions" / "bob", synthetic.WRONG_SOFTMAX)
     args = ("-j2", "--per-student", "--inputs-secret=s3cret")
     return grade(root / "submissions", *args, out=root / "out", env=_with_cache(root))
 
@@ -134,25 +134,28 @@ def test_each_submission_is_graded_on_its_student_s_inputs(class_run: GradingRun
     for name in ("alice", "bob"):
         seed = student_seed("s3cret", named_student(name).key)
         results = class_run.results(name)
-        assert results["score"] == results["max_score"]
         assert summary[name]["seed"] == str(seed)
         assert _inputs_line(results) == (
             f"inputs: drawn for student {name!r}, seed {seed} (regrade on them: --seed {seed})"
         )
     assert "inputs: per student" in class_run.stdout
+    alice, bob = class_run.results("alice"), class_run.results("bob")
+    assert alice["score"] == alice["max_score"] > bob["score"]
 
 
 def test_a_resubmission_is_graded_on_the_same_inputs(class_run: GradingRun, tmp_path: Path):
-    """Alice's next submission, alone, under another folder name she is named for: her
-    inputs' known mistakes' table is read from the grader's cache, not computed again
-    (computed, it would be written to a new file under the same name)."""
+    """Bob's next submission, alone, under another folder name he is named for: his inputs'
+    table of softmax's known mistakes is read from the grader's cache, not computed again
+    (computed, it would be written to a new file under the same name). Alice fails nothing,
+    and her inputs got no table."""
     kept = _kept_tables(class_run.out.parent)
-    assert len(kept) == 2  # alice's and bob's
-    again = synthetic.write_submission(tmp_path / "resubmitted", synthetic.CORRECT)
-    args = ("--per-student", "--inputs-secret=s3cret", "--student=alice")
+    assert len(kept) == 1  # bob's softmax
+    again = synthetic.write_submission(tmp_path / "resubmitted", synthetic.WRONG_SOFTMAX)
+    args = ("--per-student", "--inputs-secret=s3cret", "--student=bob")
     run = grade(again, *args, out=tmp_path / "out", env=_with_cache(class_run.out.parent))
     assert run.returncode == 0, run.stderr
-    assert _inputs_line(run.results()) == _inputs_line(class_run.results("alice"))
+    assert _inputs_line(run.results()) == _inputs_line(class_run.results("bob"))
+    assert "likely cause: softmax" in json.dumps(run.results())
     assert _kept_tables(class_run.out.parent) == kept
 
 

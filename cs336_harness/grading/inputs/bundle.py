@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cs336_harness import withheld
-from cs336_harness.grading.inputs import table_cache
 from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.paths import REPO_ROOT, user_cache
 
@@ -109,7 +108,9 @@ class Bundle:
 
     @property
     def diagnosis_table(self) -> Path | None:
-        """The known mistakes' outputs on the fixtures, for the judge's failure messages."""
+        """The known mistakes' outputs on the fixtures that a handout ships, for the judge's
+        failure messages (a copy with the catalog has a family's written as failures ask:
+        `family_tables`)."""
         table = self.root / DIAGNOSIS_TABLE
         return table if table.is_file() else None
 
@@ -118,12 +119,9 @@ class Bundle:
         return differences(directory or self.root, self.expected)
 
 
-def build_bundle(
-    repo: Path, fixtures: Path | None, dest: Path, table: Path | None = None
-) -> Bundle:
+def build_bundle(repo: Path, fixtures: Path | None, dest: Path) -> Bundle:
     """Copy the trusted harness, tests and `fixtures` from `repo` into `dest` (None: no
-    fixtures, each submission brings its own drawn inputs); `table`: the known mistakes'
-    outputs on `fixtures`, computed already (`drawn.draw`)."""
+    fixtures, each submission brings its own drawn inputs)."""
     trusted = dest / "trusted"
     copy_tree(repo / "cs336_harness", trusted / "cs336_harness", repo)
     copy_tree(repo / "tests", trusted / "tests", repo, skip=NOT_TRUSTED_TESTS)
@@ -131,28 +129,26 @@ def build_bundle(
     if fixtures is None:
         return Bundle(dest, digests(dest))
     shutil.copytree(fixtures, dest / "fixtures", ignore=shutil.ignore_patterns(*DEBRIS))
-    if table is not None:
-        shutil.copyfile(table, dest / DIAGNOSIS_TABLE)
-        return Bundle(dest, digests(dest))
-    # The judge cannot import the catalog of known mistakes (it needs the oracle), so their
-    # outputs on these fixtures are written here for it, beside the fixtures, out of the
-    # worker's sight. A copy without the catalog (the handout) copies the table it ships
-    # when the fixtures are the ones it was written for, and diagnoses nothing otherwise.
+    # The judge cannot import the catalog of known mistakes (it needs the oracle). Where this
+    # copy has it, the judge has a family's outputs written as failures ask for them
+    # (`family_tables`); a copy without it (the handout) copies the table it ships when the
+    # fixtures are the ones it was written for, and diagnoses nothing otherwise.
     from cs336_harness.judging.diagnosis.diagnose import SHIPPED_TABLE, shipped_table
 
-    if withheld.available(withheld.CATALOG):
-        table_cache.table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
-    elif shipped_table(repo, dest / "fixtures") is not None:
+    if not withheld.available(withheld.CATALOG) and shipped_table(repo, dest / "fixtures"):
         shutil.copyfile(repo / SHIPPED_TABLE, dest / DIAGNOSIS_TABLE)
     return Bundle(dest, digests(dest))
 
 
-def draw_environment(private: Path) -> dict[str, str]:
-    """The fixed environment of a process that draws inputs, `private` its home and temp,
-    with the grader's own table cache (`table_cache`) and one OpenMP thread, as the judge and
-    the worker have: a draw's tensors are small, and beside other work a second thread spins
-    (a third more CPU, for no less wall-clock time)."""
+def draw_environment(
+    private: Path, repo: Path = REPO_ROOT, site: list[str] | None = None
+) -> dict[str, str]:
+    """The fixed environment of a process that draws inputs or writes a table, from `repo`'s
+    code then `site` (default: this process's packages), `private` its home and temp, with
+    the grader's own table cache (`table_cache`) and one OpenMP thread, as the judge and the
+    worker have: a draw's tensors are small, and beside other work a second thread spins (a
+    third more CPU, for no less wall-clock time)."""
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
     env |= {"HOME": str(private), "TMPDIR": str(private)}
     env |= {"XDG_CACHE_HOME": str(user_cache())}
-    return interpreter.environment([str(REPO_ROOT)], env)
+    return interpreter.environment([str(repo)], env, site)

@@ -1,6 +1,7 @@
 """Inputs drawn once and kept: `cs336-grade draw --seed S --out DIR`, then `cs336-grade
-SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for`,
-`fixtures/` and `diagnosis.safetensors` (docs/architecture.md, "The trusted bundle")."""
+SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for` and
+`fixtures/`; the known mistakes' tables are written as a grading's failures ask for them
+(`family_tables`) (docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from pathlib import Path
 
 from cs336_harness import withheld
 from cs336_harness.grading.errors import GraderError
-from cs336_harness.grading.inputs import table_cache
-from cs336_harness.grading.inputs.bundle import DIAGNOSIS_TABLE, draw_environment, remove_tree
+from cs336_harness.grading.inputs.bundle import draw_environment, remove_tree
 from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.manifest import manifest_problems
 from cs336_harness.untrusted import NAME_CHARS, clean
@@ -30,11 +30,6 @@ class DrawnInputs:
     @property
     def fixtures(self) -> Path:
         return self.root / "fixtures"
-
-    @property
-    def table(self) -> Path | None:
-        table = self.root / DIAGNOSIS_TABLE
-        return table if table.is_file() else None
 
     @property
     def description(self) -> str:
@@ -57,15 +52,13 @@ def require_generator(what: str) -> None:
 
 def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
     """Draw the inputs for `seed` into `dest` (replacing what it held), in this process: the
-    generator and the catalog import torch (`draw_apart` keeps that out of the grader)."""
+    generator imports torch (`draw_apart` keeps that out of the grader)."""
     require_generator("draw inputs")
     remove_tree(dest)
     dest.mkdir(parents=True)
     withheld.load(f"{withheld.GENERATOR}.__main__").main(
         ["--seed", str(seed), "--out", str(dest / "fixtures"), "--quiet"]
     )
-    if withheld.available(withheld.CATALOG):
-        table_cache.table(dest / "fixtures", dest / DIAGNOSIS_TABLE)
     if drawn_for:
         (dest / FOR_FILE).write_text(drawn_for)
     (dest / SEED_FILE).write_text(f"{seed}\n")
@@ -74,8 +67,8 @@ def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
 
 def draw_apart(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
     """`draw` in a process of its own (`cs336-grade draw`), as every trusted process is
-    started (`interpreter`): the oracle and the catalog import torch, which the grader
-    never holds, and their memory is given back before anything is graded."""
+    started (`interpreter`): the generator imports torch, which the grader never holds, and
+    its memory is given back before anything is graded."""
     dest = dest.resolve()
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     args = ["draw", "--seed", str(seed), "--out", str(dest), "--for", drawn_for]

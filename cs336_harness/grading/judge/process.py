@@ -14,6 +14,7 @@ import traceback
 import pytest
 import torch
 
+import cs336_harness.grading.judge.known_mistakes
 import cs336_harness.grading.judge.recorder
 import cs336_harness.judging.compare
 import cs336_harness.judging.pytest_plugin  # noqa: F401 (imported once here, not in every child)

@@ -75,6 +75,12 @@ def _family(item: pytest.Item) -> str | None:
     return marker.args[0] if marker is not None and marker.args else None
 
 
+def use_source(config: pytest.Config, source: Source) -> None:
+    """Diagnose from `source`, not `--diagnosis-table` or the catalog (the judge's tables,
+    written as failures ask: `grading/judge/known_mistakes.py`)."""
+    config.stash[_SOURCE] = source
+
+
 def _source(config: pytest.Config, fixtures: Path) -> Source | None:
     if _SOURCE not in config.stash:
         table = config.getoption("--diagnosis-table")
