@@ -13,6 +13,12 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def fixtures_digest(fixtures: Path) -> str:
+    """What a table was written for: the SHA-256 of the fixtures' manifest, which names every
+    fixture file's own digest."""
+    return _digest(fixtures / MANIFEST_NAME)
+
+
 def _fixture_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.rglob("*") if p.is_file() and p.name != MANIFEST_NAME)
 

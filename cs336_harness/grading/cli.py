@@ -484,8 +484,15 @@ def parse_draw(argv: list[str]) -> options.Draw:
     parser.add_argument(
         "--for", dest="drawn_for", default="", metavar="WHOM", help="the student they are for"
     )
+    parser.add_argument(
+        "--no-tables",
+        dest="tables",
+        action="store_false",
+        help="leave out the known mistakes' tables (seconds of CPU): a grading then writes a "
+        "family's when a failure first asks",
+    )
     args = parser.parse_args(argv)
-    return options.Draw(args.seed, args.out, args.drawn_for)
+    return options.Draw(args.seed, args.out, args.drawn_for, args.tables)
 
 
 def _interrupt(signum: int, frame: object) -> None:

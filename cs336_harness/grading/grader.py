@@ -24,6 +24,7 @@ from cs336_harness import withheld
 from cs336_harness.grading import process_exit
 from cs336_harness.grading.environments.course_env import WorkerEnvironment
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs import family_tables
 from cs336_harness.grading.inputs.bundle import Bundle, differences, digests, remove_tree
 from cs336_harness.grading.inputs.drawn import DrawnInputs
 from cs336_harness.grading.intake.absent_imports import absent_imports
@@ -244,7 +245,8 @@ class Grader:
         self.workroot = workroot
         # Where this copy has the catalog, the known mistakes' tables that failures ask for,
         # one per fixtures and family, out of every worker's reach.
-        self.tables = workroot / "diagnosis" if withheld.available(withheld.CATALOG) else None
+        available = withheld.available(withheld.CATALOG)
+        self.tables = workroot / family_tables.TABLES if available else None
         self.cgroups = groups or Cgroups(unavailable="not asked for")
         self.lanes = [Lane(i, bundle, self.cgroups, jobs, workroot, preload) for i in range(jobs)]
         self._free: queue.SimpleQueue[Lane] = queue.SimpleQueue()

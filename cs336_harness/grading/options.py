@@ -141,3 +141,4 @@ class Draw:
     seed: int
     out: Path
     drawn_for: str = ""
+    tables: bool = True

@@ -26,7 +26,7 @@ from cs336_harness.grading.environments.course_env import (
 )
 from cs336_harness.grading.errors import GraderError
 from cs336_harness.grading.grader import Grader
-from cs336_harness.grading.inputs import drawn
+from cs336_harness.grading.inputs import drawn, family_tables
 from cs336_harness.grading.inputs.bundle import build_bundle, remove_tree
 from cs336_harness.grading.inputs.student_inputs import named_student, new_secret, student_seed
 from cs336_harness.grading.intake.submissions import discover
@@ -80,6 +80,8 @@ def grade(asked: options.Grade, console: Console, errors: Console) -> int:
     try:
         fixtures = _trusted_inputs(asked, seed, workroot, given)
         bundle = build_bundle(REPO_ROOT, fixtures, workroot / "bundle")
+        if given is not None and given.tables is not None:
+            family_tables.adopt(given.tables, bundle.fixtures, workroot / family_tables.TABLES)
         environment = _environment(asked.grading, errors)
         protected = () if asked.inputs.drawn is None else (asked.inputs.drawn.resolve(),)
         sandbox = tiers.choose(
@@ -220,7 +222,7 @@ def prairielearn(asked: options.PrairieLearn, console: Console) -> int:
 
 
 def draw(asked: options.Draw, console: Console) -> int:
-    inputs = drawn.draw(asked.seed, asked.out, asked.drawn_for)
+    inputs = drawn.draw(asked.seed, asked.out, asked.drawn_for, asked.tables)
     console.print(f"drew the inputs of seed {inputs.seed} into {inputs.root}", markup=False)
     return EXIT_OK
 

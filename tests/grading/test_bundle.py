@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from cs336_harness.grading.inputs import drawn, family_tables
 from cs336_harness.grading.inputs.bundle import build_bundle, differences
 from cs336_harness.grading.inputs.family_tables import family_table
 from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.judging.diagnosis.diagnose import LiveCatalog, Table
 from cs336_harness.paths import REPO_ROOT
+from tests.grading.conftest import session_inputs
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +78,26 @@ def test_a_table_that_cannot_be_written_is_said_and_none_is_read(
     assert family_table(tmp_path / "tables", tmp_path / "empty", bundle.fixtures, "rope") is None
     assert "the known mistakes of rope failed:" in capsys.readouterr().err
     assert not list((tmp_path / "tables").rglob("*.safetensors"))
+
+
+def test_inputs_drawn_once_bring_every_family_s_table_and_a_run_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`cs336-grade draw` (staff drawing once for many gradings) writes every table; a run on
+    those inputs has its judges read them, never write them again."""
+    inputs = drawn.read(session_inputs())
+    assert inputs.tables is not None
+    families = ["", *LiveCatalog(inputs.fixtures).families]
+    written = {p.name for p in inputs.tables.glob("*.safetensors")}
+    assert written == {family_tables.file_name(f) for f in families}
+    family_tables.adopt(inputs.tables, inputs.fixtures, tmp_path / "run")
+    monkeypatch.setattr(subprocess, "run", None)
+    for family in ("rope", ""):
+        path = family_table(tmp_path / "run", REPO_ROOT, inputs.fixtures, family)
+        assert (
+            path is not None
+            and path.read_bytes() == (inputs.tables / family_tables.file_name(family)).read_bytes()
+        )
 
 
 def test_the_bundle_holds_the_family_tests_only(bundle):

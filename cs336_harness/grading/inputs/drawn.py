@@ -1,7 +1,8 @@
 """Inputs drawn once and kept: `cs336-grade draw --seed S --out DIR`, then `cs336-grade
 SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for` and
-`fixtures/`; the known mistakes' tables are written as a grading's failures ask for them
-(`family_tables`) (docs/architecture.md, "The trusted bundle")."""
+`fixtures/` and `diagnosis/`, the known mistakes' tables of every family; inputs a grading
+draws for itself have none, its failures asking for the families' they need
+(`family_tables`; docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from cs336_harness import withheld
 from cs336_harness.grading.errors import GraderError
+from cs336_harness.grading.inputs import family_tables
 from cs336_harness.grading.inputs.bundle import draw_environment, remove_tree
 from cs336_harness.grading.sandbox import interpreter
 from cs336_harness.manifest import manifest_problems
@@ -32,6 +34,12 @@ class DrawnInputs:
         return self.root / "fixtures"
 
     @property
+    def tables(self) -> Path | None:
+        """The known mistakes' tables drawn with them (`draw`'s `tables`), if any."""
+        tables = self.root / family_tables.TABLES
+        return tables if tables.is_dir() else None
+
+    @property
     def description(self) -> str:
         """What the reports' `inputs:` line says of them."""
         regrade = f"regrade on them: --seed {self.seed}"
@@ -50,15 +58,18 @@ def require_generator(what: str) -> None:
         )
 
 
-def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
+def draw(seed: int, dest: Path, drawn_for: str = "", tables: bool = True) -> DrawnInputs:
     """Draw the inputs for `seed` into `dest` (replacing what it held), in this process: the
-    generator imports torch (`draw_apart` keeps that out of the grader)."""
+    generator imports torch (`draw_apart` keeps that out of the grader). `tables`: with every
+    family's table of known mistakes, where this copy has the catalog (6 s of CPU here)."""
     require_generator("draw inputs")
     remove_tree(dest)
     dest.mkdir(parents=True)
     withheld.load(f"{withheld.GENERATOR}.__main__").main(
         ["--seed", str(seed), "--out", str(dest / "fixtures"), "--quiet"]
     )
+    if tables and withheld.available(withheld.CATALOG):
+        family_tables.write_all(dest / "fixtures", dest / family_tables.TABLES)
     if drawn_for:
         (dest / FOR_FILE).write_text(drawn_for)
     (dest / SEED_FILE).write_text(f"{seed}\n")
@@ -68,10 +79,11 @@ def draw(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
 def draw_apart(seed: int, dest: Path, drawn_for: str = "") -> DrawnInputs:
     """`draw` in a process of its own (`cs336-grade draw`), as every trusted process is
     started (`interpreter`): the generator imports torch, which the grader never holds, and
-    its memory is given back before anything is graded."""
+    its memory is given back before anything is graded. For one grading, so without tables:
+    a failure asks for the family's it needs."""
     dest = dest.resolve()
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    args = ["draw", "--seed", str(seed), "--out", str(dest), "--for", drawn_for]
+    args = ["draw", "--seed", str(seed), "--out", str(dest), "--for", drawn_for, "--no-tables"]
     done = subprocess.run(
         interpreter.command("cs336_harness.grading", *args),
         capture_output=True,

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from cs336_harness.grading.inputs import table_cache
 from cs336_harness.grading.inputs.bundle import draw_environment
 from cs336_harness.grading.sandbox import interpreter
-from cs336_harness.judging.diagnosis.diagnose import fixtures_digest
+from cs336_harness.manifest import fixtures_digest
 from cs336_harness.paths import REPO_ROOT
 
 # A family's table takes seconds at most (the language model's, about 3 s of CPU here); a
@@ -21,13 +23,37 @@ from cs336_harness.paths import REPO_ROOT
 TIMEOUT_S = 300
 # The table of no family: the catalog's messages and each mistake's families alone.
 NO_FAMILY = "catalog"
+# The folder of tables: a run's (one folder per fixtures' digest in it) or drawn inputs'.
+TABLES = "diagnosis"
+
+
+def file_name(family: str) -> str:
+    return f"{family or NO_FAMILY}.safetensors"
+
+
+def write_all(fixtures: Path, dest: Path) -> None:
+    """Every family's table of `fixtures`, and the table of none, into the folder `dest`:
+    for inputs drawn once for many gradings (`cs336-grade draw`), where failures would
+    otherwise have each grading write its own."""
+    from cs336_harness.judging.diagnosis.diagnose import LiveCatalog  # NumPy: not the grader's
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for family in ["", *sorted(LiveCatalog(fixtures).families)]:
+        table_cache.table(fixtures, dest / file_name(family), family)
+
+
+def adopt(tables: Path, fixtures: Path, folder: Path) -> None:
+    """Put the tables `write_all` wrote for `fixtures` in a run's `folder`, where the judges
+    look first."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    shutil.copytree(tables, folder / fixtures_digest(fixtures), dirs_exist_ok=True)
 
 
 def family_table(folder: Path, repo: Path, fixtures: Path, family: str) -> Path | None:
     """`fixtures`' table of `family` ("": of none) in `folder`, written there by
     `table_cache` run from `repo`'s code where no judge has written it yet; None, with the
     reason on stderr (the judge's log), where it could not be."""
-    dest = folder / fixtures_digest(fixtures) / f"{family or NO_FAMILY}.safetensors"
+    dest = folder / fixtures_digest(fixtures) / file_name(family)
     if dest.is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -4,7 +4,6 @@ the catalog, or a table written beforehand), and the lines a failure message ope
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from safetensors.numpy import load_file, save_file
 from cs336_harness import withheld
 from cs336_harness.judging.case_layout import ADAMW_READINGS, case_kind, case_table
 from cs336_harness.judging.diagnosis.numpy_cases import load
-from cs336_harness.manifest import MANIFEST_NAME
+from cs336_harness.manifest import MANIFEST_NAME, fixtures_digest
 
 FINGERPRINT_SIZE = 4096
 DISCRIMINATING = 256
@@ -227,12 +226,6 @@ def _key(family: str, case_id: str, mistake: str) -> str:
 # Where the student handout ships the table of its stored fixtures (`make handout`), for a
 # copy that has no catalog to compute it from.
 SHIPPED_TABLE = Path("tests") / "known_mistakes.safetensors"
-
-
-def fixtures_digest(fixtures: Path) -> str:
-    """What a table was written for: the SHA-256 of the fixtures' manifest, which names every
-    fixture file's own digest."""
-    return hashlib.sha256((fixtures / MANIFEST_NAME).read_bytes()).hexdigest()
 
 
 def write_table(fixtures: Path, path: Path, families: Collection[str] | None = None) -> Path:
