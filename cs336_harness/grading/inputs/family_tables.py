@@ -1,7 +1,8 @@
 """The judge's known mistakes' tables, one family at a time: each written the first time a
 failure of that family asks for it, by a process of the grader's own copy (the bundle
-withholds the catalog), into the run's private folder, where every judge of the run finds it
-(docs/architecture.md, "The trusted bundle")."""
+withholds the catalog), into the run's private folder, where every judge of the run finds it.
+Inputs drawn once for many gradings bring all of them (`write_all`), which a run on them
+puts in that folder (`adopt`) (docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations
 
