@@ -4,11 +4,13 @@ attributes forward to the module `--adapters` names, each failure in one line
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import importlib.util
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -164,9 +166,10 @@ class Adapters:
         """Run the probe `name` as `probe` does; its value and the CPU seconds it took, of
         this process's threads and of every process it started (`cost.cpu`)."""
         __tracebackhide__ = True
-        start = call_cpu_seconds()
-        value = self.probe(name, kwargs)
-        return value, call_cpu_seconds() - start
+        with _collection_paused():
+            start = call_cpu_seconds()
+            value = self.probe(name, kwargs)
+            return value, call_cpu_seconds() - start
 
     def measured_call(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], times: int = 1
@@ -178,11 +181,12 @@ class Adapters:
         __tracebackhide__ = True
         value = getattr(self, name)(*args, **kwargs)
         function = getattr(self.module, name)
-        start = call_cpu_seconds()
-        for _ in range(times):
-            own_args, own_kwargs = _own_copies(args, kwargs)
-            function(*own_args, **own_kwargs)
-        return value, call_cpu_seconds() - start
+        with _collection_paused():
+            start = call_cpu_seconds()
+            for _ in range(times):
+                own_args, own_kwargs = _own_copies(args, kwargs)
+                function(*own_args, **own_kwargs)
+            return value, call_cpu_seconds() - start
 
     def yardstick(self) -> float:
         """The yardstick's CPU seconds, timed in this process (`cost.yardstick`)."""
@@ -210,3 +214,18 @@ def _own_copies(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, A
 
 def is_not_implemented(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
     return excinfo is not None and excinfo.errisinstance(NotImplementedFailure)
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """No garbage collection while a call is timed, as `timeit` times: in this process (a
+    student's pytest, the meta-test's runs inside pytest) a full collection walks every
+    object the session holds, a tenth of a second or more, and would be charged to
+    whichever call it fell in (a correct encode read 188 ms against 17 ms so)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
