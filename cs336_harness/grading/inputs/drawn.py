@@ -1,7 +1,7 @@
 """Inputs drawn once and kept: `cs336-grade draw --seed S --out DIR`, then `cs336-grade
-SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for` and
-`fixtures/` and `diagnosis/`, the known mistakes' tables of every family; inputs a grading
-draws for itself have none, its failures asking for the families' they need
+SUBMISSION --drawn-inputs DIR` as often as needed. DIR holds `seed`, `drawn_for`,
+`fixtures/` and `diagnosis/` (the known mistakes' tables of every family); inputs a grading
+draws for itself have no tables, its failures asking for the families' they need
 (`family_tables`; docs/architecture.md, "The trusted bundle")."""
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from cs336_harness.paths import REPO_ROOT, user_cache
 
 # What computes a table: its source, hashed into the table's name.
 SOURCES = ("cs336_staff", "cs336_harness/judging/diagnosis")
-# A run keeps the tables of the families its submissions failed: a few kilobytes to 25 MB
-# each (the language model's), where all of a set of fixtures' take 50 MB.
+# A run keeps the tables of the families its submissions failed: 50 KB to 13 MB each (the
+# language model's), where all of a set of fixtures' take 50 MB.
 KEPT = 64
 
 
