@@ -9,19 +9,19 @@ help:  ## list the targets
 check:  ## the main job: check the bundled implementation, per-component table
 	$(UV) run cs336-grade
 
-test:  ## the everyday suite (seconds)
-	$(UV) run pytest
+test:  ## the everyday suite: the component tests and the harness's and package's own (seconds)
+	$(UV) run pytest tests
 
 test-slow:  ## the bundled package's slow tests: torch.compile, Inductor's C++ build included (minutes) [SLOW_SELECT="not inductor"]
-	$(UV) run pytest -m slow $(if $(SLOW_SELECT),-k "$(SLOW_SELECT)")
+	$(UV) run pytest tests -m slow $(if $(SLOW_SELECT),-k "$(SLOW_SELECT)")
 
 typecheck:  ## the everyday suite, every call into cs336_basics checked against its jaxtyping shapes
-	$(UV) run pytest --typecheck
+	$(UV) run pytest tests --typecheck
 
 # The meta-test's in-process runs are independent of each other: spread over the cores.
 META_WORKERS ?= auto
 meta:  ## tests of the tests: every wrong module caught, both correct ones pass [META_WORKERS=auto CI_SCOPE=]
-	$(UV) run pytest -m "meta$(if $(CI_SCOPE), and not extended)" -p xdist -n $(META_WORKERS)
+	$(UV) run pytest tests -m "meta$(if $(CI_SCOPE), and not extended)" -p xdist -n $(META_WORKERS)
 
 matrix:  ## the suite and the sandboxed self-check on Python 3.11-3.13, torch 2.6-2.15, each in a throwaway env [CELLS="py3.12 ..."]
 	$(UV) run python .ci/matrix.py $(CELLS)

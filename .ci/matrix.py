@@ -136,7 +136,7 @@ def run_cell(uv: str, cell: Cell, venv: Path) -> tuple[Outcome, str]:
     # get the cell's, not `.venv`'s.
     env = uv_env() | {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     started = time.monotonic()
-    pytest = [str(venv / "bin" / "pytest"), "-q", "-p", "no:cacheprovider"]
+    pytest = [str(venv / "bin" / "pytest"), "tests", "-q", "-p", "no:cacheprovider"]
     done = subprocess.run(pytest, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     outcome.suite_s = time.monotonic() - started
     lines = done.stdout.strip().splitlines()

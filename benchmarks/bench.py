@@ -56,9 +56,10 @@ STARTUP_COMMANDS = {
     "pytest tests/families/test_rope.py": ["tests/families/test_rope.py"],
     "handout: pytest -k rope": ["-k", "rope"],
 }
-# The everyday suite (`uv run pytest`) against upstream's own test files run on the same
-# implementation (`benchmarks/upstream_suite.py`): it runs many times their tests, but the
-# people who run it wait all the same, so it may take no longer.
+# The everyday suite (`uv run pytest tests`: the families and the harness's and the package's
+# own tests) against upstream's own test files run on the same implementation
+# (`benchmarks/upstream_suite.py`): it runs many times their tests, but the people who run
+# it wait all the same, so it may take no longer.
 SUITE_RATIO_TARGET = 1.0
 # Runs per command in each mode (the fastest counts), the commands taking turns.
 STARTUP_RUNS = 5
@@ -388,7 +389,7 @@ def suite_rows(scratch: Path) -> list[tuple[str, str, float | None, float]]:
         reason = f"not measured: set {upstream_suite.ENV_VAR} to a clone of {upstream_suite.URL}"
         return [("everyday suite / upstream's test files", reason, None, SUITE_RATIO_TARGET)]
     upstream = upstream_suite.prepare(source, scratch, ROOT / "tests" / "adapters.py")
-    ours = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    ours = [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider"]
     commands = {"ours": (ours, ROOT), "upstream": (upstream.command(sys.executable), scratch)}
     rows = []
     for cached in (True, False):

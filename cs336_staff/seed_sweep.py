@@ -56,7 +56,8 @@ def check_seed(seed: int, select: str | None = None) -> list[str]:
             check=True,
             capture_output=True,
         )
-        problems = _pytest(["-m", "meta", *(["-k", select] if select else [])], fixtures)
+        meta = ["tests/meta", "-m", "meta", *(["-k", select] if select else [])]
+        problems = _pytest(meta, fixtures)
         files = sorted({family.test_file for family in CORE_FAMILIES})
         upstream = [f"--adapters={UPSTREAM_STYLE}", "-m", "not hardening", *files]
         problems += [f"upstream_style: {p}" for p in _pytest(upstream, fixtures)]

@@ -85,6 +85,17 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if spec != str(DEFAULT_ADAPTERS) else None
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    # A bare `pytest` runs only the families (pyproject's `testpaths`); in the repository,
+    # where the project's own tests live beside them, say so and how to run those too. The
+    # handout has none: it says nothing.
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return None
+    if not (TESTS / "harness").is_dir():
+        return None
+    return "cs336: the component tests (tests/families); `pytest tests` adds the project's own"
+
+
 @functools.cache
 def _folder_marker(path: Path) -> str | None:
     return next((m for folder, m in MARKED_FOLDERS.items() if path.is_relative_to(folder)), None)
