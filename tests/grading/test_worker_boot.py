@@ -1,6 +1,7 @@
 """A worker's start: one that dies before it boots is the host's failure, in the dying
 worker's own words, never in the words an earlier worker of the same submission left in
-the shared log; its optimizers do not import torch._dynamo."""
+the shared log; its optimizers do not import torch._dynamo, and no garbage collection walks
+what it loaded."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tests.grading import synthetic
 from tests.grading.conftest import grade
 
 FOUND = "torch._dynamo imported by the time a checkpoint was loaded:"
+FROZEN = "objects out of the garbage collector's reach:"
 EARLIER = "an earlier worker ran the submission's code and said: FORGED (memory limit: 1 TiB)"
 
 
@@ -112,9 +114,11 @@ def test_a_family_whose_share_ends_while_importing_costs_only_that_family(tmp_pa
 
 
 # Says, after each checkpoint it loads (AdamW's tests and checkpointing's have made and
-# stepped optimizers by then), whether torch._dynamo has been imported.
+# stepped optimizers by then), whether torch._dynamo has been imported, and how many objects
+# the garbage collector leaves alone.
 SAYS_WHAT_IT_FOUND = synthetic.Synthetic(
     adapters_tail=f"""
+    import gc
     import sys
 
     _correct_load_checkpoint = run_load_checkpoint
@@ -122,19 +126,36 @@ SAYS_WHAT_IT_FOUND = synthetic.Synthetic(
     def run_load_checkpoint(src, model, optimizer):
         iteration = _correct_load_checkpoint(src, model, optimizer)
         print("{FOUND}", "torch._dynamo" in sys.modules, file=sys.stderr, flush=True)
+        print("{FROZEN}", gc.get_freeze_count(), file=sys.stderr, flush=True)
         return iteration
     """
 )
+# Fewer than torch's import leaves alone (some 160,000 objects with torch 2.11).
+TORCH_OBJECTS = 100_000
 
 
-def test_a_worker_runs_optimizers_without_importing_torch_dynamo(tmp_path: Path):
+@pytest.fixture(scope="module")
+def worker_output(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The output of the worker that graded SAYS_WHAT_IT_FOUND, every test passed (the
+    students' report leaves it out where every test passed; grading.json keeps it)."""
+    tmp = tmp_path_factory.mktemp("says")
+    synthetic.write_submission(tmp / "says", SAYS_WHAT_IT_FOUND)
+    run = grade(tmp / "says", "--stored-inputs", out=tmp / "out")
+    assert run.returncode == 0, run.stderr
+    assert {t["extra_data"]["status"] for t in run.results()["tests"]} == {"passed"}
+    return run.graded()["output"]
+
+
+def test_a_worker_runs_optimizers_without_importing_torch_dynamo(worker_output: str):
     """torch.optim's first call would import torch._dynamo (a second or more of CPU) to
     guard against a compiler nothing runs; the worker defers that guard, so no test pays
     for it (`cs336_harness/adapters/deferred_dynamo.py`)."""
-    synthetic.write_submission(tmp_path / "says", SAYS_WHAT_IT_FOUND)
-    run = grade(tmp_path / "says", "--stored-inputs", out=tmp_path / "out")
-    assert run.returncode == 0, run.stderr
-    assert {t["extra_data"]["status"] for t in run.results()["tests"]} == {"passed"}
-    # The worker's output, which the students' report leaves out where every test passed.
-    found = re.findall(rf"^{FOUND} (True|False)$", run.graded()["output"], re.MULTILINE)
+    found = re.findall(rf"^{FOUND} (True|False)$", worker_output, re.MULTILINE)
     assert found and set(found) == {"False"}, found
+
+
+def test_no_collection_in_a_worker_walks_what_it_loaded(worker_output: str):
+    """torch and the submission's modules are frozen once loaded: a full collection during a
+    timed call would walk them, tens of milliseconds the yardstick's own process never pays."""
+    frozen = [int(n) for n in re.findall(rf"^{FROZEN} (\d+)$", worker_output, re.MULTILINE)]
+    assert frozen and min(frozen) > TORCH_OBJECTS, frozen
