@@ -27,9 +27,9 @@ from tests.families import costs
 # One intra-op thread, as the suite (tests/conftest.py) and the grader's worker run: an idle
 # OpenMP thread spins, and its CPU time would be counted as the call's.
 torch.set_num_threads(1)
-# What is imported by now frozen, as the suite and the worker freeze it: a garbage collection
-# walking torch's objects would be charged to whichever call it fell in (the yardstick's
-# work, run beside torch unfrozen, costs about 1.5 times as much).
+# What is imported by now frozen, as the suite and the worker freeze it: the adapters' timed
+# calls pause collection, but the yardstick timed here does not, and beside torch unfrozen
+# its work costs about 1.5 times as much.
 gc.freeze()
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 TOY = REPO_ROOT / "tests" / "evidence" / "cost" / "bpe_recounts_pairs.py"

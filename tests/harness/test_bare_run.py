@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from types import SimpleNamespace
 
 import pytest
@@ -13,11 +12,10 @@ from cs336_harness.paths import REPO_ROOT
 from tests import conftest
 
 
-def test_a_bare_pytest_collects_every_family_and_nothing_else():
+def test_a_bare_pytest_collects_every_family_and_nothing_else(pytestconfig: pytest.Config):
     """`pytest -k rope` finds each family's tests where the handout does, and imports none of
     the project's own test modules to find that they hold nothing for it (`make bench`)."""
-    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-    paths = config["tool"]["pytest"]["ini_options"]["testpaths"]
+    paths = pytestconfig.getini("testpaths")
     found = {
         str(module.relative_to(REPO_ROOT))
         for path in paths
